@@ -1,0 +1,512 @@
+//! Catalogs: which models to run, how many replicas, and the profiles (engine,
+//! GPU class, shape) each replica may be placed with.
+
+use crate::decode::{Decoder, MapEntry};
+use crate::diag::{Code, Diag, Source, did_you_mean};
+use crate::doc::{self, Span};
+use crate::engines::{self, Engine};
+use crate::inventory::normalize_class;
+
+#[derive(Debug)]
+pub struct Catalog {
+    pub src: Source,
+    pub models: Vec<Model>,
+}
+
+#[derive(Debug)]
+pub struct Model {
+    pub name: String,
+    pub name_span: Span,
+    pub source: Option<String>,
+    pub replicas: u32,
+    pub profiles: Vec<Profile>,
+}
+
+#[derive(Debug)]
+pub struct Profile {
+    pub name: String,
+    pub name_span: Span,
+    pub engine: &'static Engine,
+    pub engine_span: Span,
+    /// Normalised; `None` for a CPU-only profile.
+    pub gpu_class: Option<String>,
+    pub class_span: Span,
+    /// 0 for a CPU-only profile.
+    pub gpus_per_node: u32,
+    pub nodes: u32,
+    pub priority: i64,
+    pub priority_span: Span,
+    /// Sorted by key: placement checks (and reports) keys in that order.
+    pub node_selector: Vec<(String, String)>,
+    pub min_memory_gb: u64,
+    pub min_disk_gb: u64,
+    pub min_disk_span: Span,
+    /// The profile's own source, else the model's.
+    pub source: Option<String>,
+}
+
+impl Profile {
+    pub fn cpu_only(&self) -> bool {
+        self.gpu_class.is_none()
+    }
+    /// The hardware half of a pool name: the GPU class, or `cpu`.
+    pub fn class_label(&self) -> &str {
+        self.gpu_class.as_deref().unwrap_or("cpu")
+    }
+}
+
+pub const MAX_NODES: u64 = 1024;
+pub const MAX_GPUS_PER_NODE: u64 = 64;
+const MAX_REPLICAS: u64 = 1_000_000;
+
+const ROOT_FIELDS: &[&str] = &["model"];
+const MODEL_FIELDS: &[&str] = &["name", "source", "replicas", "profile"];
+const PROFILE_FIELDS: &[&str] = &[
+    "name",
+    "engine",
+    "gpu_class",
+    "gpus_per_node",
+    "nodes",
+    "priority",
+    "node_selector",
+    "min_memory_gb",
+    "min_disk_gb",
+    "source",
+];
+
+/// Parses and checks a catalog. The catalog comes back only when no error
+/// was found; the diagnostics (errors and warnings) always do.
+pub fn check(src: &Source) -> (Option<Catalog>, Vec<Diag>) {
+    let text = src.inner().as_str();
+    let mut dec = Decoder::new(src.clone());
+    let root = match doc::parse(text, doc::Format::from_path(src.name())) {
+        Ok(root) => root,
+        Err(e) => {
+            let d = Diag::error(
+                Code::Syntax,
+                format!("{} is not a valid catalog: {}", src.name(), e.message),
+            )
+            .at(src, e.span, "here")
+            .help("fix the syntax; lint shows the rest once the file parses");
+            return (None, vec![d]);
+        }
+    };
+    let mut models = Vec::new();
+    if let Some(mut t) = dec.table(&root, "catalog") {
+        if let Some(list) = t.get("model") {
+            if let Some(items) = dec.array(list, "model") {
+                for item in items {
+                    if let Some(m) = model(&mut dec, item) {
+                        models.push(m);
+                    }
+                }
+            }
+        }
+        t.finish(&mut dec, ROOT_FIELDS);
+    }
+    let had_errors = dec.diags.iter().any(Diag::is_error);
+    cross_checks(&mut dec, &models);
+    let ok = !had_errors && !dec.diags.iter().any(Diag::is_error);
+    let mut diags = dec.diags;
+    crate::diag::sort(&mut diags);
+    let catalog = ok.then(|| Catalog {
+        src: src.clone(),
+        models,
+    });
+    (catalog, diags)
+}
+
+fn model(dec: &mut Decoder, node: &doc::Node<'_>) -> Option<Model> {
+    let mut t = dec.table(node, "model")?;
+    let name_node = t.require(dec, "name");
+    let name = name_node.and_then(|n| dec.string(n, "name"));
+    let source = t.get("source").and_then(|n| dec.string(n, "source"));
+    let replicas = match t.get("replicas") {
+        Some(n) => dec.uint(n, "replicas", MAX_REPLICAS).map(|v| v as u32),
+        None => Some(1),
+    };
+    let mut profiles = Vec::new();
+    let mut profiles_ok = true;
+    if let Some(list) = t.get("profile") {
+        match dec.array(list, "profile") {
+            Some(items) => {
+                for item in items {
+                    match profile(dec, item, source.as_deref()) {
+                        Some(p) => profiles.push(p),
+                        None => profiles_ok = false,
+                    }
+                }
+            }
+            None => profiles_ok = false,
+        }
+    }
+    let name_span = name_node.map_or(t.span, |n| n.span);
+    t.finish(dec, MODEL_FIELDS);
+    if let Some(name) = &name {
+        if name.is_empty() {
+            dec.error(
+                Code::MissingField,
+                name_span,
+                "a model's name is empty".into(),
+                "empty",
+                None,
+            );
+        }
+    }
+    let (name, replicas) = (name?, replicas?);
+    profiles_ok.then_some(Model {
+        name,
+        name_span,
+        source,
+        replicas,
+        profiles,
+    })
+}
+
+fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) -> Option<Profile> {
+    let mut t = dec.table(node, "profile")?;
+    let name_node = t.require(dec, "name");
+    let name = name_node.and_then(|n| dec.string(n, "name"));
+    let engine_node = t.require(dec, "engine");
+    let engine_name = engine_node.and_then(|n| dec.string(n, "engine"));
+    let class_node = t.get("gpu_class");
+    let class = class_node.and_then(|n| dec.string(n, "gpu_class"));
+    let gpus_node = t.get("gpus_per_node");
+    let gpus = gpus_node.map(|n| dec.int(n, "gpus_per_node"));
+    let nodes_node = t.get("nodes");
+    let nodes = nodes_node.map(|n| dec.int(n, "nodes"));
+    let priority_node = t.get("priority");
+    let priority = priority_node.map(|n| dec.int(n, "priority"));
+    let selector = t
+        .get("node_selector")
+        .map(|n| dec.string_map(n, "node_selector"));
+    let min_memory = t
+        .get("min_memory_gb")
+        .map(|n| dec.uint(n, "min_memory_gb", u64::MAX >> 1));
+    let disk_node = t.get("min_disk_gb");
+    let min_disk = disk_node.map(|n| dec.uint(n, "min_disk_gb", u64::MAX >> 1));
+    let source = t.get("source").and_then(|n| dec.string(n, "source"));
+    let span = t.span;
+    t.finish(dec, PROFILE_FIELDS);
+
+    let mut ok = true;
+    let engine_span = engine_node.map_or(span, |n| n.span);
+    let engine = match engine_name.as_deref() {
+        Some(e) => match engines::find(e) {
+            Some(engine) => Some(engine),
+            None => {
+                let help = match did_you_mean(e, engines::names()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!(
+                        "known engines: {}",
+                        engines::names().collect::<Vec<_>>().join(", ")
+                    ),
+                };
+                dec.error(
+                    Code::UnknownEngine,
+                    engine_span,
+                    format!("unknown engine `{e}`"),
+                    "not an engine llmgw knows",
+                    Some(help),
+                );
+                None
+            }
+        },
+        None => None,
+    };
+    let gpu_class = class.map(|c| normalize_class(&c));
+    if let Some(c) = &gpu_class {
+        if c.is_empty() {
+            let span = class_node.map_or(span, |n| n.span);
+            dec.error(
+                Code::WrongType,
+                span,
+                "`gpu_class` is empty".into(),
+                "no class left after normalising",
+                None,
+            );
+            ok = false;
+        }
+    }
+    if let (Some(engine), None) = (engine, &gpu_class) {
+        if !engine.cpu_capable {
+            let cpu: Vec<_> = engines::ENGINES
+                .iter()
+                .filter(|e| e.cpu_capable)
+                .map(|e| e.name)
+                .collect();
+            dec.error(
+                Code::GpuClassRequired,
+                engine_span,
+                format!(
+                    "{} needs a GPU, but this profile has no `gpu_class`",
+                    engine.name
+                ),
+                "GPU-only engine",
+                Some(format!(
+                    "add `gpu_class = \"...\"`, or use a CPU-capable engine ({})",
+                    cpu.join(", ")
+                )),
+            );
+            ok = false;
+        }
+    }
+    let nodes = match (nodes, nodes_node) {
+        (None, _) => Some(1),
+        (Some(Some(n)), Some(node)) if !(1..=MAX_NODES as i64).contains(&n) => {
+            dec.error(
+                Code::NodesRange,
+                node.span,
+                format!("`nodes` must be between 1 and {MAX_NODES}, found {n}"),
+                "out of range",
+                Some("a replica spans at least one node".into()),
+            );
+            None
+        }
+        (Some(n), _) => n.map(|n| n as u32),
+    };
+    let gpus_per_node = match (gpus, gpus_node) {
+        _ if gpu_class.is_none() => {
+            // Ignored for a CPU-only profile, but a negative number is still
+            // a typo worth pointing at.
+            if let (Some(Some(g)), Some(node)) = (gpus, gpus_node) {
+                if g < 0 {
+                    dec.error(
+                        Code::GpusPerNodeRange,
+                        node.span,
+                        format!("`gpus_per_node` must not be negative, found {g}"),
+                        "out of range",
+                        None,
+                    );
+                    ok = false;
+                }
+            }
+            Some(0)
+        }
+        (None, _) => Some(1),
+        (Some(Some(g)), Some(node)) if !(1..=MAX_GPUS_PER_NODE as i64).contains(&g) => {
+            dec.error(
+                Code::GpusPerNodeRange,
+                node.span,
+                format!("`gpus_per_node` must be between 1 and {MAX_GPUS_PER_NODE} on a GPU profile, found {g}"),
+                "out of range",
+                Some("omit `gpu_class` for a CPU-only profile instead".into()),
+            );
+            None
+        }
+        (Some(g), _) => g.map(|g| g as u32),
+    };
+    let node_selector = match selector {
+        None => Some(Vec::new()),
+        Some(None) => None,
+        Some(Some(entries)) => {
+            for MapEntry {
+                key,
+                key_span,
+                value,
+                value_span,
+            } in &entries
+            {
+                let bad = if key.is_empty() {
+                    Some((*key_span, "empty label key"))
+                } else if value.is_empty() {
+                    Some((*value_span, "empty label value"))
+                } else {
+                    None
+                };
+                if let Some((s, what)) = bad {
+                    dec.error(
+                        Code::EmptyLabel,
+                        s,
+                        format!("node_selector has an {what}"),
+                        what,
+                        Some("a selector entry needs a key and a value: `zone = \"a\"`".into()),
+                    );
+                    ok = false;
+                }
+            }
+            let mut sel: Vec<_> = entries.into_iter().map(|e| (e.key, e.value)).collect();
+            sel.sort();
+            Some(sel)
+        }
+    };
+    let min_memory_gb = min_memory.unwrap_or(Some(0));
+    let min_disk_gb = min_disk.unwrap_or(Some(0));
+    let priority = priority.unwrap_or(Some(0));
+    if !ok {
+        return None;
+    }
+    Some(Profile {
+        name: name?,
+        name_span: name_node.map_or(span, |n| n.span),
+        engine: engine?,
+        engine_span,
+        gpu_class,
+        class_span: class_node.map_or(span, |n| n.span),
+        gpus_per_node: gpus_per_node?,
+        nodes: nodes?,
+        priority: priority?,
+        priority_span: priority_node.map_or(span, |n| n.span),
+        node_selector: node_selector?,
+        min_memory_gb: min_memory_gb?,
+        min_disk_gb: min_disk_gb?,
+        min_disk_span: disk_node.map_or(span, |n| n.span),
+        source: source.or_else(|| model_source.map(str::to_owned)),
+    })
+}
+
+/// Checks across models and profiles: duplicates, and the warnings that need
+/// the whole catalog.
+fn cross_checks(dec: &mut Decoder, models: &[Model]) {
+    let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
+    for m in models {
+        if let Some(first) = seen.get(m.name.as_str()) {
+            let d = Diag::error(
+                Code::DuplicateModel,
+                format!("model `{}` is defined twice", m.name),
+            )
+            .at(&dec.src, m.name_span, "defined again here")
+            .label(*first, "first defined here")
+            .help("model names must be unique in a catalog: rename one, or merge their profiles");
+            dec.push(d);
+        } else {
+            seen.insert(&m.name, m.name_span);
+        }
+        let mut profiles: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
+        for p in &m.profiles {
+            if let Some(first) = profiles.get(p.name.as_str()) {
+                let d = Diag::error(
+                    Code::DuplicateProfile,
+                    format!("model `{}` has two profiles named `{}`", m.name, p.name),
+                )
+                .at(&dec.src, p.name_span, "defined again here")
+                .label(*first, "first defined here")
+                .help("profile names must be unique within a model");
+                dec.push(d);
+            } else {
+                profiles.insert(&p.name, p.name_span);
+            }
+            if p.min_disk_gb > 0 && p.source.is_none() {
+                let d = Diag::warning(
+                    Code::DiskWithoutSource,
+                    format!("profile `{}` of `{}` sets min_disk_gb but no source", p.name, m.name),
+                )
+                .at(&dec.src, p.min_disk_span, "never checked")
+                .help("the disk check only applies to weights llmgw can name: add `source` to the model or profile");
+                dec.push(d);
+            }
+        }
+        for (i, p) in m.profiles.iter().enumerate() {
+            if let Some(q) = m.profiles[..i].iter().find(|q| q.priority == p.priority) {
+                let d = Diag::warning(
+                    Code::EqualPriority,
+                    format!(
+                        "profiles `{}` and `{}` of `{}` share priority {}",
+                        q.name, p.name, m.name, p.priority
+                    ),
+                )
+                .at(&dec.src, p.priority_span, "same priority")
+                .label(q.priority_span, "as this one")
+                .help("ties are tried in file order; give each profile its own priority to say which comes first");
+                dec.push(d);
+                break;
+            }
+        }
+        if m.profiles.is_empty() && m.replicas > 0 {
+            let d = Diag::warning(
+                Code::NoProfiles,
+                format!("model `{}` has no profile", m.name),
+            )
+            .at(&dec.src, m.name_span, "nothing to place it with")
+            .help("add a [[model.profile]], or set replicas = 0");
+            dec.push(d);
+        }
+    }
+}
+
+/// Warnings that need a fleet: a class nobody has, a shape nobody can hold,
+/// an engine nobody has installed.
+pub fn fleet_checks(cat: &Catalog, inv: &crate::inventory::Inventory) -> Vec<Diag> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut most_per_class: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut engines_seen: BTreeSet<&str> = BTreeSet::new();
+    let mut any_reports_engines = false;
+    for n in &inv.nodes {
+        let mut per_class: BTreeMap<&str, u32> = BTreeMap::new();
+        for g in &n.gpus {
+            *per_class.entry(g.class.as_str()).or_default() += 1;
+        }
+        for (c, k) in per_class {
+            let e = most_per_class.entry(c).or_default();
+            *e = (*e).max(k);
+        }
+        if n.reports_engines() {
+            any_reports_engines = true;
+            engines_seen.extend(n.engines.keys().map(String::as_str));
+        }
+    }
+    let mut out = Vec::new();
+    for m in &cat.models {
+        for p in &m.profiles {
+            if let Some(class) = &p.gpu_class {
+                match most_per_class.get(class.as_str()) {
+                    None => {
+                        let help = match did_you_mean(class, most_per_class.keys().copied()) {
+                            Some(s) => format!("did you mean `{s}`?"),
+                            None if most_per_class.is_empty() => {
+                                "the inventory has no GPUs at all".to_string()
+                            }
+                            None => format!(
+                                "the inventory's classes are: {}",
+                                most_per_class
+                                    .keys()
+                                    .copied()
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        };
+                        out.push(
+                            Diag::warning(
+                                Code::UnknownGpuClass,
+                                format!(
+                                    "no node has a `{class}` GPU (profile `{}` of `{}`)",
+                                    p.name, m.name
+                                ),
+                            )
+                            .at(&cat.src, p.class_span, "no such class in the fleet")
+                            .help(help),
+                        );
+                    }
+                    Some(&most) if most < p.gpus_per_node => {
+                        out.push(
+                            Diag::warning(
+                                Code::NeverFits,
+                                format!(
+                                    "profile `{}` of `{}` needs {} `{class}` GPUs per node, but no node has more than {most}",
+                                    p.name, m.name, p.gpus_per_node
+                                ),
+                            )
+                            .at(&cat.src, p.class_span, "no node is this big")
+                            .help("lower gpus_per_node and raise nodes, or add bigger nodes"),
+                        );
+                    }
+                    Some(_) => {}
+                }
+            }
+            if any_reports_engines && !engines_seen.contains(p.engine.name) {
+                out.push(
+                    Diag::warning(
+                        Code::EngineNowhere,
+                        format!(
+                            "no node that reports its engines has {} installed (profile `{}` of `{}`)",
+                            p.engine.name, p.name, m.name
+                        ),
+                    )
+                    .at(&cat.src, p.engine_span, "installed nowhere")
+                    .help("only nodes that report no engines at all (older agents) could take this profile"),
+                );
+            }
+        }
+    }
+    out
+}

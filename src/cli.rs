@@ -1,0 +1,223 @@
+//! The command line, declared once: `--help`, the man pages and the shell
+//! completions are all generated from these definitions.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "llmgw",
+    version,
+    about = "Decides where LLM inference replicas run on a GPU fleet, and says why",
+    long_about = "Decides where LLM inference replicas run on a GPU fleet, and says why.\n\n\
+        Exit codes: 0 success; 1 the command ran but the answer is no (a replica left \
+        unplaced, a lint error, a named engine missing); 2 the input could not be used.",
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Inspect this machine and print a one-node inventory
+    Discover(DiscoverArgs),
+    /// Place every replica a catalog asks for
+    Place(PlaceArgs),
+    /// Show, candidate by candidate, why each replica of one model went where it did
+    ExplainPlacement(ExplainArgs),
+    /// Check catalogs for CI: every problem at once, each with its source span
+    Lint(LintArgs),
+    /// Find engines on PATH and run their version commands, safely
+    EngineCheck(EngineCheckArgs),
+    /// One row per node: state, free GPUs by class, fabrics, engines, memory, disk
+    Nodes(NodesArgs),
+    /// Work with inventory files
+    #[command(subcommand)]
+    Inventory(InventoryCommand),
+    /// Print shell completions
+    Completions(CompletionsArgs),
+    /// Print the man page, or write one page per command into a folder
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct InventoryFlag {
+    /// A fleet inventory (TOML, YAML or JSON); repeat to merge several.
+    /// Without it, this machine is discovered and used
+    #[arg(long = "inventory", short = 'i', value_name = "FILE")]
+    pub inventory: Vec<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    #[default]
+    Human,
+    Json,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LintFormat {
+    #[default]
+    Human,
+    Json,
+    Github,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataFormat {
+    Toml,
+    Json,
+    Yaml,
+}
+
+#[derive(Args, Debug)]
+pub struct PlaceArgs {
+    /// The catalog of models and profiles
+    #[arg(value_name = "CATALOG")]
+    pub catalog: PathBuf,
+    #[command(flatten)]
+    pub inventory: InventoryFlag,
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: OutputFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// The catalog of models and profiles
+    #[arg(value_name = "CATALOG")]
+    pub catalog: PathBuf,
+    /// The model to explain
+    #[arg(long, value_name = "NAME")]
+    pub model: String,
+    /// Only this replica index
+    #[arg(long, value_name = "N")]
+    pub replica: Option<u32>,
+    #[command(flatten)]
+    pub inventory: InventoryFlag,
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: OutputFormat,
+    /// List every rejection after the summary
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct LintArgs {
+    /// Catalogs to check
+    #[arg(value_name = "CATALOG", required = true)]
+    pub catalogs: Vec<PathBuf>,
+    /// Also check the catalogs against this fleet (repeat to merge several)
+    #[arg(long = "inventory", short = 'i', value_name = "FILE")]
+    pub inventory: Vec<PathBuf>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: LintFormat,
+    /// Exit 1 on warnings too
+    #[arg(long)]
+    pub deny_warnings: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct NodesArgs {
+    #[command(flatten)]
+    pub inventory: InventoryFlag,
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: OutputFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct DiscoverArgs {
+    /// Node config (default: /etc/llmgw/node.toml when present)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Output format (default: from the extension of -o, else toml)
+    #[arg(long, value_enum)]
+    pub format: Option<DataFormat>,
+    /// Write to this file (atomically) instead of stdout
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Seconds the SGLang probe may take
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub probe_timeout: f64,
+}
+
+#[derive(Args, Debug)]
+pub struct EngineCheckArgs {
+    /// Engines to check (default: every known engine)
+    #[arg(value_name = "ENGINE")]
+    pub engines: Vec<String>,
+    /// Seconds a version command may take before its process group is killed
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub timeout: f64,
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: OutputFormat,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum InventoryCommand {
+    /// Join node snapshots into one inventory
+    Merge(MergeArgs),
+    /// Write a synthetic fleet inventory for capacity planning
+    Synth(SynthArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Inventory files (TOML, YAML or JSON)
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Write here (atomically) instead of stdout; the format follows the extension
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Output format for stdout (default toml)
+    #[arg(long, value_enum)]
+    pub format: Option<DataFormat>,
+}
+
+#[derive(Args, Debug)]
+pub struct SynthArgs {
+    /// Node groups as SHAPE:COUNT[@FABRIC][,key=value...], e.g. dgx-h100:64@ib-east,zone=a.
+    /// Shapes: dgx-h100, hgx-a100, l40s-pcie, cpu
+    #[arg(value_name = "GROUP", required = true)]
+    pub groups: Vec<String>,
+    /// Fraction of nodes made cordoned, 0 to 1
+    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    pub cordoned: f64,
+    /// Fraction of GPUs already allocated, 0 to 1
+    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    pub load: f64,
+    /// Seed, so the same command writes the same fleet
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Prefix of node ids
+    #[arg(long, default_value = "node")]
+    pub prefix: String,
+    /// Write here (atomically) instead of stdout; the format follows the extension
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Output format for stdout (default toml)
+    #[arg(long, value_enum)]
+    pub format: Option<DataFormat>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write llmgw.1 and one page per command here instead of printing llmgw.1
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}

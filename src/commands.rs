@@ -1,0 +1,285 @@
+//! One function per command: read the input, call the module that decides,
+//! hand the result to a renderer, choose the exit code.
+
+use std::io::Write;
+
+use crate::cli::{self, Command, InventoryCommand, LintFormat, OutputFormat};
+use crate::diag::{Code, Diag, Severity};
+use crate::inventory::Inventory;
+use crate::placement::{self, Decision, Fleet, Options};
+use crate::report::{self, Names};
+use crate::{Exit, Outcome, load, output};
+
+pub fn dispatch(command: Command) -> Outcome {
+    match command {
+        Command::Discover(a) => crate::discovery::command(&a),
+        Command::Place(a) => place(&a),
+        Command::ExplainPlacement(a) => explain(&a),
+        Command::Lint(a) => lint(&a),
+        Command::EngineCheck(a) => crate::engine_check::command(&a),
+        Command::Nodes(a) => nodes(&a),
+        Command::Inventory(InventoryCommand::Merge(a)) => merge(&a),
+        Command::Inventory(InventoryCommand::Synth(a)) => crate::synth::command(&a),
+        Command::Completions(a) => completions(&a),
+        Command::Man(a) => man(&a),
+    }
+}
+
+fn stdout() -> std::io::StdoutLock<'static> {
+    std::io::stdout().lock()
+}
+
+/// The fleet: the inventory files given, or this machine discovered live.
+fn fleet_inventory(flag: &cli::InventoryFlag) -> Result<Inventory, crate::Failure> {
+    if flag.inventory.is_empty() {
+        let (node, warnings) =
+            crate::discovery::discover(&crate::discovery::Machine::local(None, None)?);
+        if !warnings.is_empty() {
+            eprint!(
+                "{}",
+                crate::diag::render(&warnings, crate::diag::colour_for_stderr())
+            );
+        }
+        return Ok(Inventory { nodes: vec![node] });
+    }
+    Ok(load::inventories(&flag.inventory)?)
+}
+
+fn place(a: &cli::PlaceArgs) -> Outcome {
+    let catalog = load::catalog(&a.catalog)?;
+    let inv = fleet_inventory(&a.inventory)?;
+    let plan = placement::plan(&catalog, &inv, Options::default());
+    let fleet = Fleet::new(&inv);
+    let names = Names {
+        catalog: &catalog,
+        fleet: &fleet,
+    };
+    match a.format {
+        OutputFormat::Json => report::place::json(stdout(), &names, &plan)?,
+        OutputFormat::Human => {
+            stdout().write_all(report::place::human(&names, &plan).as_bytes())?
+        }
+    }
+    Ok(if plan.summary.unplaced > 0 {
+        Exit::No
+    } else {
+        Exit::Success
+    })
+}
+
+fn explain(a: &cli::ExplainArgs) -> Outcome {
+    let catalog = load::catalog(&a.catalog)?;
+    let Some(mi) = catalog.models.iter().position(|m| m.name == a.model) else {
+        let mut d = Diag::error(
+            Code::UnknownModel,
+            format!("the catalog has no model `{}`", a.model),
+        );
+        d.help = Some(
+            match crate::diag::did_you_mean(
+                &a.model,
+                catalog.models.iter().map(|m| m.name.as_str()),
+            ) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!(
+                    "its models are: {}",
+                    catalog
+                        .models
+                        .iter()
+                        .map(|m| m.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+        );
+        return Err(d.into());
+    };
+    let model = &catalog.models[mi];
+    if let Some(r) = a.replica {
+        if r >= model.replicas {
+            let d = Diag::error(
+                Code::UnknownReplica,
+                format!(
+                    "model `{}` has replicas 0..{}, not {r}",
+                    model.name, model.replicas
+                ),
+            )
+            .help(format!(
+                "the catalog asks for {} replica(s); pick an index below that",
+                model.replicas
+            ));
+            return Err(d.into());
+        }
+    }
+    let inv = fleet_inventory(&a.inventory)?;
+    let plan = placement::plan(
+        &catalog,
+        &inv,
+        Options {
+            explain: Some(mi),
+            ..Options::default()
+        },
+    );
+    let fleet = Fleet::new(&inv);
+    let names = Names {
+        catalog: &catalog,
+        fleet: &fleet,
+    };
+    let attempts: Vec<_> = plan
+        .attempts
+        .iter()
+        .filter(|at| a.replica.is_none_or(|r| r == at.replica))
+        .collect();
+    match a.format {
+        OutputFormat::Json => report::explain::json(stdout(), &names, mi as u32, &attempts)?,
+        OutputFormat::Human => {
+            let mut text = report::explain::human(&names, &plan, mi as u32, &attempts, a.verbose);
+            if let Some(r) = a.replica {
+                if attempts.is_empty() {
+                    text.push_str(&format!(
+                        "\nreplica {r} already runs; there is nothing to decide for it\n"
+                    ));
+                }
+            }
+            stdout().write_all(text.as_bytes())?;
+        }
+    }
+    let unplaced = attempts.iter().any(|at| at.placement.is_none());
+    let _ = plan
+        .decisions
+        .iter()
+        .filter(|d| matches!(d, Decision::Unplaced { .. }))
+        .count();
+    Ok(if unplaced { Exit::No } else { Exit::Success })
+}
+
+fn nodes(a: &cli::NodesArgs) -> Outcome {
+    let inv = fleet_inventory(&a.inventory)?;
+    let fleet = Fleet::new(&inv);
+    match a.format {
+        OutputFormat::Json => report::nodes::json(stdout(), &fleet)?,
+        OutputFormat::Human => stdout().write_all(report::nodes::human(&fleet).as_bytes())?,
+    }
+    Ok(Exit::Success)
+}
+
+fn lint(a: &cli::LintArgs) -> Outcome {
+    // A fleet that cannot be read is unusable input, not a lint finding.
+    let inv = if a.inventory.is_empty() {
+        None
+    } else {
+        Some(load::inventories(&a.inventory)?)
+    };
+    let mut all = Vec::new();
+    for path in &a.catalogs {
+        let src = load::read(path)?;
+        let (cat, mut diags) = crate::catalog::check(&src);
+        if let (Some(cat), Some(inv)) = (&cat, &inv) {
+            diags.extend(crate::catalog::fleet_checks(cat, inv));
+        }
+        all.extend(diags);
+    }
+    let errors = all.iter().filter(|d| d.is_error()).count();
+    let warnings = all.len() - errors;
+    match a.format {
+        LintFormat::Json => report::lint::json(stdout(), &all)?,
+        LintFormat::Github => stdout().write_all(report::lint::github(&all).as_bytes())?,
+        LintFormat::Human => {
+            let mut text = crate::diag::render(&all, crate::diag::colour_for_stderr());
+            let files = a.catalogs.len();
+            text.push_str(&format!(
+                "{} {}: {errors} error{}, {warnings} warning{}\n",
+                files,
+                if files == 1 { "catalog" } else { "catalogs" },
+                if errors == 1 { "" } else { "s" },
+                if warnings == 1 { "" } else { "s" },
+            ));
+            std::io::stderr().write_all(text.as_bytes())?;
+        }
+    }
+    let failing = all
+        .iter()
+        .any(|d| d.severity == Severity::Error || a.deny_warnings);
+    Ok(if failing { Exit::No } else { Exit::Success })
+}
+
+fn merge(a: &cli::MergeArgs) -> Outcome {
+    let inv = load::inventories(&a.files)?;
+    write_inventory(&inv, a.output.as_deref(), a.format)
+}
+
+/// Prints an inventory, or writes it atomically where `-o` says.
+pub fn write_inventory(
+    inv: &Inventory,
+    path: Option<&std::path::Path>,
+    format: Option<cli::DataFormat>,
+) -> Outcome {
+    let format = output::format_for(path, format);
+    let text = output::render_inventory(inv, format)
+        .map_err(|e| Diag::error(Code::Io, format!("cannot write the inventory: {e}")))?;
+    match path {
+        Some(p) => output::write_atomic(p, text.as_bytes()).map_err(|e| {
+            Diag::error(Code::Io, format!("cannot write {}: {e}", p.display()))
+                .help("nothing was written")
+        })?,
+        None => stdout().write_all(text.as_bytes())?,
+    }
+    Ok(Exit::Success)
+}
+
+fn completions(a: &cli::CompletionsArgs) -> Outcome {
+    stdout().write_all(&generate_completions(a.shell))?;
+    Ok(Exit::Success)
+}
+
+pub fn generate_completions(shell: clap_complete::Shell) -> Vec<u8> {
+    use clap::CommandFactory;
+    let mut cmd = cli::Cli::command();
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "llmgw", &mut buf);
+    buf
+}
+
+/// Every man page: `llmgw.1` and one per (sub)command, as (file name, bytes).
+pub fn generate_man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    use clap::CommandFactory;
+    fn walk(
+        cmd: &clap::Command,
+        prefix: &str,
+        out: &mut Vec<(String, Vec<u8>)>,
+    ) -> std::io::Result<()> {
+        let name = if prefix.is_empty() {
+            cmd.get_name().to_string()
+        } else {
+            format!("{prefix}-{}", cmd.get_name())
+        };
+        let page = cmd.clone().name(name.clone());
+        let mut buf = Vec::new();
+        clap_mangen::Man::new(page).render(&mut buf)?;
+        out.push((format!("{name}.1"), buf));
+        for sub in cmd.get_subcommands() {
+            if sub.get_name() != "help" {
+                walk(sub, &name, out)?;
+            }
+        }
+        Ok(())
+    }
+    let mut cmd = cli::Cli::command();
+    cmd.build();
+    let mut out = Vec::new();
+    walk(&cmd, "", &mut out)?;
+    Ok(out)
+}
+
+fn man(a: &cli::ManArgs) -> Outcome {
+    let pages = generate_man_pages()?;
+    match &a.dir {
+        None => stdout().write_all(&pages[0].1)?,
+        Some(dir) => {
+            std::fs::create_dir_all(dir)?;
+            for (name, bytes) in &pages {
+                output::write_atomic(&dir.join(name), bytes)?;
+            }
+        }
+    }
+    Ok(Exit::Success)
+}

@@ -1,0 +1,268 @@
+//! Reading the spanned document tree into typed values, collecting every
+//! problem as a diagnostic instead of stopping at the first.
+
+use crate::diag::{Code, Diag, Source, did_you_mean};
+use crate::doc::{Entry, Node, Span, Value};
+
+pub struct Decoder {
+    pub src: Source,
+    pub diags: Vec<Diag>,
+}
+
+/// The fields of one table, handed out by name; whatever is left when the
+/// caller is done is an unknown field.
+pub struct Table<'v, 'a> {
+    entries: &'v [Entry<'a>],
+    used: Vec<bool>,
+    pub span: Span,
+    what: &'static str,
+}
+
+impl Decoder {
+    pub fn new(src: Source) -> Self {
+        Decoder {
+            src,
+            diags: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, d: Diag) {
+        self.diags.push(d);
+    }
+
+    pub fn error(
+        &mut self,
+        code: Code,
+        span: Span,
+        message: String,
+        label: &str,
+        help: Option<String>,
+    ) {
+        let mut d = Diag::error(code, message).at(&self.src, span, label);
+        d.help = help;
+        self.diags.push(d);
+    }
+
+    fn wrong_type(&mut self, node: &Node<'_>, field: &str, want: &str) {
+        self.error(
+            Code::WrongType,
+            node.span,
+            format!("`{field}` must be {want}, found {}", node.value.kind()),
+            &format!("expected {want}"),
+            None,
+        );
+    }
+
+    pub fn table<'v, 'a>(
+        &mut self,
+        node: &'v Node<'a>,
+        what: &'static str,
+    ) -> Option<Table<'v, 'a>> {
+        let Value::Table(entries) = &node.value else {
+            self.wrong_type(node, what, "a table");
+            return None;
+        };
+        self.check_duplicate_keys(entries);
+        Some(Table {
+            entries,
+            used: vec![false; entries.len()],
+            span: node.span,
+            what,
+        })
+    }
+
+    fn check_duplicate_keys(&mut self, entries: &[Entry<'_>]) {
+        // TOML rejects duplicate keys itself; JSON and YAML parsers keep the
+        // last one, which would silently drop what the user wrote first.
+        if entries.len() < 2 {
+            return;
+        }
+        let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
+        for e in entries {
+            if let Some(first) = seen.get(e.key.as_ref()) {
+                let d = Diag::error(Code::DuplicateKey, format!("`{}` is given twice", e.key))
+                    .at(&self.src, e.key_span, "given again here")
+                    .label(*first, "first given here")
+                    .help("keep one of the two");
+                self.diags.push(d);
+            } else {
+                seen.insert(e.key.as_ref(), e.key_span);
+            }
+        }
+    }
+
+    pub fn string(&mut self, node: &Node<'_>, field: &str) -> Option<String> {
+        match &node.value {
+            Value::Str(s) => Some(s.to_string()),
+            _ => {
+                self.wrong_type(node, field, "a string");
+                None
+            }
+        }
+    }
+
+    pub fn boolean(&mut self, node: &Node<'_>, field: &str) -> Option<bool> {
+        match node.value {
+            Value::Bool(b) => Some(b),
+            _ => {
+                self.wrong_type(node, field, "a boolean");
+                None
+            }
+        }
+    }
+
+    pub fn int(&mut self, node: &Node<'_>, field: &str) -> Option<i64> {
+        match node.value {
+            Value::Int(i) => Some(i),
+            _ => {
+                self.wrong_type(node, field, "an integer");
+                None
+            }
+        }
+    }
+
+    /// A non-negative integer no larger than `max`.
+    pub fn uint(&mut self, node: &Node<'_>, field: &str, max: u64) -> Option<u64> {
+        let i = self.int(node, field)?;
+        if i < 0 || i as u64 > max {
+            self.error(
+                Code::OutOfRange,
+                node.span,
+                format!("`{field}` must be between 0 and {max}, found {i}"),
+                "out of range",
+                None,
+            );
+            return None;
+        }
+        Some(i as u64)
+    }
+
+    pub fn array<'v, 'a>(&mut self, node: &'v Node<'a>, field: &str) -> Option<&'v [Node<'a>]> {
+        match &node.value {
+            Value::Array(items) => Some(items),
+            _ => {
+                self.wrong_type(node, field, "an array");
+                None
+            }
+        }
+    }
+
+    pub fn string_list(&mut self, node: &Node<'_>, field: &str) -> Option<Vec<String>> {
+        let items = self.array(node, field)?;
+        let mut out = Vec::with_capacity(items.len());
+        let mut ok = true;
+        for item in items {
+            match self.string(item, field) {
+                Some(s) => out.push(s),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    pub fn uint_list(
+        &mut self,
+        node: &Node<'_>,
+        field: &str,
+        max: u64,
+    ) -> Option<Vec<(u64, Span)>> {
+        let items = self.array(node, field)?;
+        let mut out = Vec::with_capacity(items.len());
+        let mut ok = true;
+        for item in items {
+            match self.uint(item, field, max) {
+                Some(v) => out.push((v, item.span)),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    /// A table of string values, as labels and engine versions are written.
+    pub fn string_map(&mut self, node: &Node<'_>, field: &str) -> Option<Vec<MapEntry>> {
+        let Value::Table(entries) = &node.value else {
+            self.wrong_type(node, field, "a table of strings");
+            return None;
+        };
+        self.check_duplicate_keys(entries);
+        let mut out = Vec::with_capacity(entries.len());
+        let mut ok = true;
+        for e in entries {
+            match self.string(&e.value, &format!("{field}.{}", e.key)) {
+                Some(v) => out.push(MapEntry {
+                    key: e.key.to_string(),
+                    key_span: e.key_span,
+                    value: v,
+                    value_span: e.value.span,
+                }),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct MapEntry {
+    pub key: String,
+    pub key_span: Span,
+    pub value: String,
+    pub value_span: Span,
+}
+
+impl<'v, 'a> Table<'v, 'a> {
+    /// The value of `key`, if the table has it.
+    pub fn get(&mut self, key: &str) -> Option<&'v Node<'a>> {
+        let i = self.entries.iter().position(|e| e.key == key)?;
+        self.used[i] = true;
+        Some(&self.entries[i].value)
+    }
+
+    /// A required field: absent is an error at the table's span.
+    pub fn require(&mut self, dec: &mut Decoder, key: &str) -> Option<&'v Node<'a>> {
+        let v = self.get(key);
+        if v.is_none() {
+            dec.error(
+                Code::MissingField,
+                self.header_span(dec),
+                format!("{} has no `{key}`", self.what),
+                &format!("`{key}` is required here"),
+                Some(format!("add `{key} = ...` to this {}", self.what)),
+            );
+        }
+        v
+    }
+
+    /// Where to point for the whole table: its first line, not its body.
+    fn header_span(&self, dec: &Decoder) -> Span {
+        let text = dec.src.inner().as_str();
+        let start = self.span.start.min(text.len());
+        let end = self.span.end.min(text.len());
+        let line_end = text[start..end].find('\n').map_or(end, |i| start + i);
+        if line_end > start {
+            Span::new(start, line_end)
+        } else {
+            self.span
+        }
+    }
+
+    /// Reports every field that nobody asked for.
+    pub fn finish(self, dec: &mut Decoder, known: &[&str]) {
+        for (e, used) in self.entries.iter().zip(&self.used) {
+            if *used || known.contains(&e.key.as_ref()) {
+                continue;
+            }
+            let help = match did_you_mean(&e.key, known.iter().copied()) {
+                Some(k) => format!("did you mean `{k}`?"),
+                None => format!("the fields of a {} are: {}", self.what, known.join(", ")),
+            };
+            dec.error(
+                Code::UnknownField,
+                e.key_span,
+                format!("unknown field `{}` in {}", e.key, self.what),
+                "not a field llmgw knows",
+                Some(help),
+            );
+        }
+    }
+}

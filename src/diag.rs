@@ -1,0 +1,268 @@
+//! Diagnostics: every problem llmgw finds in a file, with a stable code, the
+//! span it points at, and a line that says what to change.
+//!
+//! Checks collect `Diag`s instead of returning at the first problem, so one
+//! run of `lint` (or a failed `place`) shows everything that is wrong at once.
+
+use std::fmt;
+use std::sync::Arc;
+
+use miette::{
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode,
+};
+
+use crate::doc::Span;
+
+macro_rules! codes {
+    ($($variant:ident => $code:literal, $what:literal;)*) => {
+        /// Stable diagnostic codes. Scripts and CI filters match on these, so a
+        /// code, once published, keeps its meaning.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Code { $($variant),* }
+
+        impl Code {
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$variant => $code),* }
+            }
+            /// One line on what the check is for.
+            pub fn description(self) -> &'static str {
+                match self { $(Code::$variant => $what),* }
+            }
+        }
+    };
+}
+
+codes! {
+    Io => "llmgw::io", "a file could not be read or written";
+    Syntax => "llmgw::syntax", "the file is not valid TOML, YAML or JSON";
+    UnknownField => "llmgw::schema::unknown-field", "a field llmgw does not know";
+    WrongType => "llmgw::schema::wrong-type", "a value of the wrong type";
+    MissingField => "llmgw::schema::missing-field", "a required field is absent";
+    DuplicateKey => "llmgw::schema::duplicate-key", "the same key twice in one table";
+    OutOfRange => "llmgw::schema::out-of-range", "a number outside what the field accepts";
+    DuplicateModel => "llmgw::catalog::duplicate-model", "two models with one name";
+    DuplicateProfile => "llmgw::catalog::duplicate-profile", "two profiles with one name in a model";
+    UnknownEngine => "llmgw::catalog::unknown-engine", "an engine llmgw does not know";
+    GpuClassRequired => "llmgw::catalog::gpu-class-required", "a GPU-only engine with no gpu_class";
+    NodesRange => "llmgw::catalog::nodes-range", "nodes outside 1..=1024";
+    GpusPerNodeRange => "llmgw::catalog::gpus-per-node-range", "gpus_per_node outside 1..=64 on a GPU profile";
+    EmptyLabel => "llmgw::catalog::empty-label", "a node_selector entry with an empty key or value";
+    NoProfiles => "llmgw::catalog::no-profiles", "a model with replicas but no profile to place them with";
+    DiskWithoutSource => "llmgw::catalog::disk-without-source", "min_disk_gb with no source, so it can never be checked";
+    EqualPriority => "llmgw::catalog::equal-priority", "two profiles of a model with the same priority";
+    UnknownGpuClass => "llmgw::catalog::unknown-gpu-class", "a gpu_class that no node of the inventory has";
+    NeverFits => "llmgw::catalog::never-fits", "a profile no node of the inventory could ever hold";
+    EngineNowhere => "llmgw::catalog::engine-nowhere", "an engine that no reporting node has installed";
+    DuplicateNode => "llmgw::inventory::duplicate-node", "two nodes with one id";
+    EmptyNodeId => "llmgw::inventory::empty-id", "a node with an empty id";
+    DuplicateGpu => "llmgw::inventory::duplicate-gpu", "two GPUs with one index on a node";
+    UnknownGpu => "llmgw::inventory::unknown-gpu", "an allocation naming a GPU the node does not have";
+    GpuAllocatedTwice => "llmgw::inventory::gpu-allocated-twice", "a GPU held by two allocations";
+    UnknownPeer => "llmgw::inventory::unknown-peer", "an NVLink peer that is not a GPU of the node";
+    UnknownState => "llmgw::inventory::unknown-state", "a node state other than ready, cordoned, draining, down";
+    UnknownModel => "llmgw::cli::unknown-model", "a model name the catalog does not have";
+    UnknownReplica => "llmgw::cli::unknown-replica", "a replica index the model does not have";
+    BadArgument => "llmgw::cli::bad-argument", "a command-line value llmgw cannot use";
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// The text of one input file, named as the user gave it.
+pub type Source = Arc<NamedSource<String>>;
+
+pub fn source(name: &str, text: String) -> Source {
+    Arc::new(NamedSource::new(name, text))
+}
+
+#[derive(Clone, Debug)]
+pub struct Diag {
+    pub severity: Severity,
+    pub code: Code,
+    pub message: String,
+    pub src: Option<Source>,
+    /// The first label is the primary one.
+    pub labels: Vec<(Span, String)>,
+    pub help: Option<String>,
+}
+
+impl Diag {
+    pub fn error(code: Code, message: impl Into<String>) -> Self {
+        Diag {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            src: None,
+            labels: Vec::new(),
+            help: None,
+        }
+    }
+    pub fn warning(code: Code, message: impl Into<String>) -> Self {
+        Diag {
+            severity: Severity::Warning,
+            ..Diag::error(code, message)
+        }
+    }
+    pub fn at(mut self, src: &Source, span: Span, label: impl Into<String>) -> Self {
+        self.src = Some(src.clone());
+        self.labels.push((span, label.into()));
+        self
+    }
+    pub fn label(mut self, span: Span, label: impl Into<String>) -> Self {
+        self.labels.push((span, label.into()));
+        self
+    }
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+    pub fn file(&self) -> Option<&str> {
+        self.src.as_ref().map(|s| s.name())
+    }
+    pub fn primary(&self) -> Option<Span> {
+        self.labels.first().map(|l| l.0)
+    }
+    /// 1-based line and column (in characters) of the primary span.
+    pub fn line_col(&self) -> Option<(usize, usize)> {
+        let (src, span) = (self.src.as_ref()?, self.primary()?);
+        Some(line_col(src.inner(), span.start))
+    }
+}
+
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let mut cut = offset;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let before = &text[..cut];
+    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+impl fmt::Display for Diag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Diag {}
+
+impl Diagnostic for Diag {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(self.code.as_str()))
+    }
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        })
+    }
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        self.src.as_ref().map(|s| &**s as &dyn SourceCode)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        if self.src.is_none() || self.labels.is_empty() {
+            return None;
+        }
+        Some(Box::new(self.labels.iter().enumerate().map(
+            |(i, (span, text))| {
+                let label = (!text.is_empty()).then(|| text.clone());
+                if i == 0 {
+                    LabeledSpan::new_primary_with_span(label, *span)
+                } else {
+                    LabeledSpan::new_with_span(label, *span)
+                }
+            },
+        )))
+    }
+}
+
+/// Whether stderr output gets colour: a terminal, and no `NO_COLOR`.
+pub fn colour_for_stderr() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
+}
+
+/// Renders diagnostics as miette reports, in the order given.
+pub fn render(diags: &[Diag], colour: bool) -> String {
+    let theme = if colour {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_width(100)
+        .with_links(false);
+    let mut out = String::new();
+    for d in diags {
+        // Rendering into a String cannot fail short of a formatter bug.
+        let _ = handler.render_report(&mut out, d);
+        out.push('\n');
+    }
+    out
+}
+
+/// Sorts diagnostics by file, then position, keeping the order of equal ones.
+pub fn sort(diags: &mut [Diag]) {
+    diags.sort_by(|a, b| {
+        let ka = (a.file().map(str::to_owned), a.primary().map(|s| s.start));
+        let kb = (b.file().map(str::to_owned), b.primary().map(|s| s.start));
+        ka.cmp(&kb)
+    });
+}
+
+/// The closest of `known` to `given`, when it is close enough to be a typo.
+pub fn did_you_mean<'a, I: IntoIterator<Item = &'a str>>(given: &str, known: I) -> Option<&'a str> {
+    let given_l = given.to_ascii_lowercase();
+    known
+        .into_iter()
+        .map(|k| (strsim::jaro_winkler(&given_l, &k.to_ascii_lowercase()), k))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_namespaced() {
+        let mut seen = std::collections::HashSet::new();
+        for c in Code::ALL {
+            assert!(seen.insert(c.as_str()), "duplicate code {}", c.as_str());
+            assert!(c.as_str().starts_with("llmgw::"));
+            assert!(!c.description().is_empty());
+        }
+    }
+
+    #[test]
+    fn line_col_counts_characters() {
+        assert_eq!(line_col("ab\ncé d", 7), (2, 4));
+        assert_eq!(line_col("", 5), (1, 1));
+    }
+
+    #[test]
+    fn suggestions_only_for_near_misses() {
+        assert_eq!(did_you_mean("vlm", ["vllm", "sglang"]), Some("vllm"));
+        assert_eq!(
+            did_you_mean("gpus_per_nod", ["gpus_per_node", "nodes"]),
+            Some("gpus_per_node")
+        );
+        assert_eq!(did_you_mean("zzzz", ["vllm", "sglang"]), None);
+    }
+}

@@ -1,0 +1,157 @@
+//! GPUs: the facts NVML gives, behind a trait so tests can supply a machine.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// What the GPU source says about one GPU.
+#[derive(Clone, Debug, Default)]
+pub struct GpuFacts {
+    pub index: u32,
+    pub name: String,
+    pub memory_mb: u64,
+    pub uuid: Option<String>,
+    pub pci_bus_id: Option<String>,
+    /// `Some(true)` when MIG mode is on; `None` when the GPU has no MIG.
+    pub mig: Option<bool>,
+    /// Remote PCI bus ids of the GPU's active NVLinks.
+    pub active_links: Vec<String>,
+}
+
+/// Where GPU facts come from: NVML on a real machine, a fixture in tests.
+pub trait GpuSource {
+    /// The GPUs, or why there are none to report (no library, no driver).
+    fn gpus(&self) -> Result<Vec<GpuFacts>, String>;
+}
+
+/// NVML_NVLINK_MAX_LINKS in nvml.h (Hopper has 18 links per GPU).
+const NVLINK_MAX_LINKS: u32 = 18;
+
+/// NVML, loaded at run time: a machine without `libnvidia-ml.so.1`, or with
+/// it but no driver, is a CPU-only node.
+pub struct Nvml;
+
+impl GpuSource for Nvml {
+    fn gpus(&self) -> Result<Vec<GpuFacts>, String> {
+        use nvml_wrapper::error::NvmlError;
+        let nvml = nvml_wrapper::Nvml::init().map_err(|e| match e {
+            NvmlError::LibloadingError(_) => {
+                "the NVML library (libnvidia-ml.so.1) is not installed".to_string()
+            }
+            NvmlError::DriverNotLoaded => "the NVIDIA driver is not loaded".to_string(),
+            other => format!("NVML could not start: {other}"),
+        })?;
+        let count = nvml
+            .device_count()
+            .map_err(|e| format!("NVML could not count GPUs: {e}"))?;
+        let mut out = Vec::new();
+        for i in 0..count {
+            let Ok(dev) = nvml.device_by_index(i) else {
+                continue;
+            };
+            let mig = dev.mig_mode().ok().map(|m| m.current == 1);
+            let mut links = Vec::new();
+            if mig != Some(true) {
+                for l in 0..NVLINK_MAX_LINKS {
+                    let link = dev.link_wrapper_for(l);
+                    if link.is_active().unwrap_or(false) {
+                        // remote_device_type() is unreliable (always Unknown):
+                        // the remote is classified by its bus id instead.
+                        if let Ok(pci) = link.remote_pci_info() {
+                            links.push(pci.bus_id);
+                        }
+                    }
+                }
+            }
+            out.push(GpuFacts {
+                index: dev.index().unwrap_or(i),
+                name: dev.name().unwrap_or_else(|_| "unknown".into()),
+                memory_mb: dev.memory_info().map(|m| m.total >> 20).unwrap_or(0),
+                uuid: dev.uuid().ok(),
+                pci_bus_id: dev.pci_info().ok().map(|p| p.bus_id),
+                mig,
+                active_links: links,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// PCI bus ids as sysfs spells them: lower case, a 4-digit domain
+/// (NVML writes `00000000:18:00.0`, sysfs `0000:18:00.0`).
+pub fn normalize_bus_id(id: &str) -> String {
+    let id = id.trim().to_ascii_lowercase();
+    match id.split_once(':') {
+        Some((domain, rest)) if domain.len() > 4 && domain.starts_with("0000") => {
+            format!("{}:{rest}", &domain[domain.len() - 4..])
+        }
+        _ => id,
+    }
+}
+
+/// NVLink peers by SPEC §4: a link to a local GPU makes it a peer; a link to
+/// an NVSwitch, or to a device that is not visible, puts the GPU on the
+/// switch, and all switch-attached GPUs are mutual peers. A MIG-enabled GPU
+/// has no peers.
+pub fn nvlink_peers(gpus: &[GpuFacts], sysfs_root: &Path) -> Vec<Vec<u32>> {
+    let bus: Vec<Option<String>> = gpus
+        .iter()
+        .map(|g| g.pci_bus_id.as_deref().map(normalize_bus_id))
+        .collect();
+    let mut peers: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); gpus.len()];
+    let mut on_switch: Vec<usize> = Vec::new();
+    for (i, g) in gpus.iter().enumerate() {
+        if g.mig == Some(true) {
+            continue;
+        }
+        let mut switched = false;
+        for remote in &g.active_links {
+            let remote = normalize_bus_id(remote);
+            if let Some(j) = bus
+                .iter()
+                .position(|b| b.as_deref() == Some(remote.as_str()))
+            {
+                if j != i && gpus[j].mig != Some(true) {
+                    peers[i].insert(gpus[j].index);
+                    peers[j].insert(g.index);
+                }
+            } else if remote == "ffff:ff:ff.0"
+                || remote == "ffffffff:ff:ff.0"
+                || is_nvswitch(sysfs_root, &remote)
+            {
+                switched = true;
+            }
+        }
+        if switched {
+            on_switch.push(i);
+        }
+    }
+    for &i in &on_switch {
+        for &j in &on_switch {
+            if i != j {
+                peers[i].insert(gpus[j].index);
+            }
+        }
+    }
+    peers.into_iter().map(|s| s.into_iter().collect()).collect()
+}
+
+/// PCI class 0x0680xx is a bridge of class "other": NVSwitch.
+fn is_nvswitch(sysfs_root: &Path, bus_id: &str) -> bool {
+    let path = sysfs_root
+        .join("bus/pci/devices")
+        .join(bus_id)
+        .join("class");
+    std::fs::read_to_string(path).is_ok_and(|c| c.trim().to_ascii_lowercase().starts_with("0x0680"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bus_ids_normalise_to_sysfs_spelling() {
+        assert_eq!(normalize_bus_id("00000000:1B:00.0"), "0000:1b:00.0");
+        assert_eq!(normalize_bus_id("0000:1b:00.0"), "0000:1b:00.0");
+        assert_eq!(normalize_bus_id("FFFFFFFF:FF:FF.0"), "ffffffff:ff:ff.0");
+    }
+}

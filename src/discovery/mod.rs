@@ -1,0 +1,254 @@
+//! `discover`: this machine as a one-node inventory.
+//!
+//! Every fact comes through a seam — a root folder standing for `/` (sysfs,
+//! procfs, the node config), a PATH, a GPU source — so tests build whole
+//! machines in temp dirs and never read the one they run on.
+//!
+//! Engines are found by looking, not by running them. Asking an engine for
+//! `--version` is fine for the engine and not for the wrapper scripts people
+//! put in front of one: a script that ignores flags it does not know and
+//! execs the server would start an inference server on every node at every
+//! discovery. SGLang is the one exception, because a Python module has no
+//! path to look up; it is probed with llmgw's own one-line `find_spec`, which
+//! does not import it, and the probe's exit code is the answer.
+
+mod config;
+pub mod gpu;
+pub mod ib;
+pub mod weights;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use config::NodeConfig;
+
+use crate::diag::{Code, Diag};
+use crate::engines::ENGINES;
+use crate::inventory::{Disk, Fabric, Gpu, Node, State, normalize_class};
+use crate::process::{Ran, run_bounded};
+use crate::{Exit, Outcome, cli};
+
+/// The machine being discovered, seam by seam.
+pub struct Machine {
+    /// Stands for `/`: sysfs under `sys/`, procfs under `proc/`.
+    pub root: PathBuf,
+    pub path: Option<OsString>,
+    pub gpus: Box<dyn GpuSource>,
+    pub config: NodeConfig,
+    pub probe_timeout: Duration,
+    /// Free and total bytes of the filesystem holding a path.
+    pub statvfs: fn(&Path) -> Option<(u64, u64)>,
+}
+
+pub use gpu::GpuSource;
+
+impl Machine {
+    /// This machine: `/`, the real PATH, NVML, and the node config given
+    /// (or `/etc/llmgw/node.toml` when present).
+    pub fn local(config: Option<&Path>, probe_timeout: Option<f64>) -> Result<Machine, Vec<Diag>> {
+        let root = PathBuf::from("/");
+        let config = NodeConfig::load(config, &root)?;
+        Ok(Machine {
+            root,
+            path: std::env::var_os("PATH"),
+            gpus: Box::new(gpu::Nvml),
+            config,
+            probe_timeout: Duration::from_secs_f64(probe_timeout.unwrap_or(5.0).clamp(0.0, 3600.0)),
+            statvfs,
+        })
+    }
+}
+
+pub fn statvfs(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path and `s` a valid out-pointer.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+        return None;
+    }
+    let frsize = s.f_frsize as u64;
+    Some((s.f_bavail as u64 * frsize, s.f_blocks as u64 * frsize))
+}
+
+/// Inspects the machine. Problems that do not stop discovery (no NVML, an
+/// ambiguous fabric, a probe that timed out) come back as warnings.
+pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
+    let mut warnings = Vec::new();
+    let cfg = &m.config;
+
+    let facts = match m.gpus.gpus() {
+        Ok(f) => f,
+        Err(why) => {
+            warnings.push(
+                Diag::warning(Code::Io, format!("no GPUs reported: {why}"))
+                    .help("this node is reported as CPU-only; CPU-capable engines (llama.cpp, ollama) can still be placed here"),
+            );
+            Vec::new()
+        }
+    };
+    let peers = gpu::nvlink_peers(&facts, &m.root.join("sys"));
+    let mut gpus: Vec<Gpu> = facts
+        .iter()
+        .zip(peers)
+        .map(|(f, peers)| Gpu {
+            index: f.index,
+            class: normalize_class(&f.name),
+            name: f.name.clone(),
+            memory_mb: f.memory_mb,
+            uuid: f.uuid.clone(),
+            pci_bus_id: f.pci_bus_id.clone(),
+            mig: f.mig,
+            class_override: None,
+            nvlink_peers: peers,
+            healthy: true,
+        })
+        .collect();
+    gpus.sort_by_key(|g| g.index);
+
+    let ports = ib::active_ports(&m.root.join("sys"));
+    let (fabrics, ib_warnings) = ib::fabrics(&ports, &cfg.fabrics);
+    warnings.extend(ib_warnings);
+
+    let mut engines = std::collections::BTreeMap::new();
+    for e in ENGINES {
+        if let Some(path) = cfg.engines.get(e.name) {
+            if is_executable(path) {
+                engines.insert(e.name.to_string(), String::new());
+            }
+            continue;
+        }
+        if e.binaries
+            .iter()
+            .any(|b| which_in(b, m.path.as_deref()).is_some())
+        {
+            engines.insert(e.name.to_string(), String::new());
+        } else if let Some(module) = e.python_module {
+            match probe_python_module(m, module) {
+                Ok(true) => {
+                    engines.insert(e.name.to_string(), String::new());
+                }
+                Ok(false) => {}
+                Err(why) => warnings.push(
+                    Diag::warning(Code::Io, format!("{} left out: {why}", e.name))
+                        .help("raise --probe-timeout, or check python3 on this node"),
+                ),
+            }
+        }
+    }
+
+    let (weights, disk) = if cfg.model_dirs.is_empty() {
+        (None, None)
+    } else {
+        let mut w = Vec::new();
+        for d in &cfg.model_dirs {
+            w.extend(weights::find(&resolve(&m.root, d)));
+        }
+        w.sort();
+        w.dedup();
+        let disk = cfg.model_dirs.iter().find_map(|d| {
+            let (free, total) = (m.statvfs)(&resolve(&m.root, d))?;
+            Some(Disk {
+                path: d.to_string_lossy().into_owned(),
+                free_bytes: free,
+                total_bytes: total,
+            })
+        });
+        (Some(w), disk)
+    };
+
+    let id = cfg.id.clone().unwrap_or_else(|| hostname(&m.root));
+    let node = Node {
+        id,
+        state: cfg.state.unwrap_or(State::Ready),
+        labels: cfg.labels.clone(),
+        memory_total_mb: memory_total_mb(&m.root),
+        engines,
+        weights,
+        disk,
+        gpus,
+        fabrics: fabrics
+            .into_iter()
+            .map(|(name, hcas)| Fabric { name, hcas })
+            .collect(),
+        allocations: Vec::new(),
+        origin: None,
+    };
+    (node, warnings)
+}
+
+/// A configured path inside the machine's root (the root is `/` for real).
+fn resolve(root: &Path, p: &Path) -> PathBuf {
+    match p.strip_prefix("/") {
+        Ok(rel) => root.join(rel),
+        Err(_) => root.join(p),
+    }
+}
+
+fn which_in(binary: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    which::which_in(binary, path, cwd).ok()
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// `python3 -c` asking `find_spec` for the module without importing it
+/// (importing sglang pulls in torch: seconds). Exit 0 means installed.
+fn probe_python_module(m: &Machine, module: &str) -> Result<bool, String> {
+    let Some(python) = which_in("python3", m.path.as_deref()) else {
+        return Ok(false);
+    };
+    let code = format!(
+        "import importlib.util,sys; sys.exit(0 if importlib.util.find_spec({module:?}) else 1)"
+    );
+    match run_bounded(
+        &python,
+        &["-c", code.as_str()],
+        m.path.as_deref(),
+        m.probe_timeout,
+    ) {
+        Ran::Exited { code, .. } => Ok(code == 0),
+        Ran::TimedOut => Err(format!(
+            "the python3 probe for it took longer than {:?}",
+            m.probe_timeout
+        )),
+        Ran::Signalled => Err("the python3 probe for it was killed by a signal".into()),
+        Ran::NotStarted(e) => Err(format!("python3 could not be started: {e}")),
+    }
+}
+
+fn memory_total_mb(root: &Path) -> u64 {
+    let Ok(text) = std::fs::read_to_string(root.join("proc/meminfo")) else {
+        return 0;
+    };
+    text.lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(0, |kb| kb / 1024)
+}
+
+fn hostname(root: &Path) -> String {
+    std::fs::read_to_string(root.join("proc/sys/kernel/hostname"))
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+pub fn command(a: &cli::DiscoverArgs) -> Outcome {
+    let machine = Machine::local(a.config.as_deref(), Some(a.probe_timeout))?;
+    let (node, warnings) = discover(&machine);
+    if !warnings.is_empty() {
+        eprint!(
+            "{}",
+            crate::diag::render(&warnings, crate::diag::colour_for_stderr())
+        );
+    }
+    let inv = crate::inventory::Inventory { nodes: vec![node] };
+    crate::commands::write_inventory(&inv, a.output.as_deref(), a.format)?;
+    Ok(Exit::Success)
+}

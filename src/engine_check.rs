@@ -1,0 +1,180 @@
+//! `engine-check`: the one command that runs engines, for an operator who
+//! means to. Each version command runs with stdin closed, in a process group
+//! of its own, and the group is killed at the timeout — a wrapper script that
+//! starts a server instead of printing a version cannot hang it.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::cli::{EngineCheckArgs, OutputFormat};
+use crate::diag::{Code, Diag, did_you_mean};
+use crate::engines::{self, Engine};
+use crate::process::{Ran, run_bounded};
+use crate::{Exit, Outcome};
+
+#[derive(Serialize, Debug)]
+pub struct Check {
+    pub engine: &'static str,
+    pub found: bool,
+    pub path: Option<String>,
+    pub version: Option<String>,
+    /// ok | missing | failed | timeout | signal
+    pub status: &'static str,
+    pub detail: String,
+}
+
+pub fn check(e: &Engine, path_env: Option<&std::ffi::OsStr>, timeout: Duration) -> Check {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let find = |b: &str| which::which_in(b, path_env, &cwd).ok();
+    let launcher = e.binaries.iter().find_map(|b| find(b));
+    let program = find(e.version.program);
+    // SGLang may be installed as a module only; its version comes from python3.
+    let found_at = launcher
+        .clone()
+        .or_else(|| e.python_module.and(program.clone()));
+    let missing = |detail: String| Check {
+        engine: e.name,
+        found: false,
+        path: None,
+        version: None,
+        status: "missing",
+        detail,
+    };
+    let (Some(path), Some(program)) = (found_at, program) else {
+        return missing(format!("{} is not on PATH", e.binaries.join(" or ")));
+    };
+    let mut c = Check {
+        engine: e.name,
+        found: true,
+        path: Some(path.display().to_string()),
+        version: None,
+        status: "ok",
+        detail: String::new(),
+    };
+    match run_bounded(&program, e.version.args, path_env, timeout) {
+        Ran::Exited {
+            code: 0,
+            stdout,
+            stderr,
+        } => {
+            // llama-server prints its version to stderr.
+            let line = |s: &str| {
+                s.lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .map(str::to_owned)
+            };
+            c.version = line(&stdout).or_else(|| line(&stderr));
+        }
+        Ran::Exited { code, stderr, .. } => {
+            c.status = "failed";
+            let last = stderr
+                .lines()
+                .map(str::trim)
+                .rfind(|l| !l.is_empty())
+                .unwrap_or("");
+            c.detail = format!(
+                "exit {code}{}{last}",
+                if last.is_empty() { "" } else { ": " }
+            );
+        }
+        Ran::TimedOut => {
+            c.status = "timeout";
+            c.detail = format!(
+                "no answer within {}s; its process group was killed",
+                timeout.as_secs_f64()
+            );
+        }
+        Ran::Signalled => {
+            c.status = "signal";
+            c.detail = "killed by a signal".into();
+        }
+        Ran::NotStarted(err) => {
+            c.status = "failed";
+            c.detail = format!("could not start: {err}");
+        }
+    }
+    c
+}
+
+pub fn command(a: &EngineCheckArgs) -> Outcome {
+    let mut selected: Vec<&'static Engine> = Vec::new();
+    let mut bad = Vec::new();
+    for name in &a.engines {
+        match engines::find(name) {
+            Some(e) => {
+                if !selected.iter().any(|s| s.name == e.name) {
+                    selected.push(e)
+                }
+            }
+            None => {
+                let mut d = Diag::error(Code::UnknownEngine, format!("unknown engine `{name}`"));
+                d.help = Some(match did_you_mean(name, engines::names()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!(
+                        "known engines: {}",
+                        engines::names().collect::<Vec<_>>().join(", ")
+                    ),
+                });
+                bad.push(d);
+            }
+        }
+    }
+    if !bad.is_empty() {
+        return Err(bad.into());
+    }
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        return Err(Diag::error(
+            Code::BadArgument,
+            format!(
+                "--timeout must be a positive number of seconds, not {}",
+                a.timeout
+            ),
+        )
+        .into());
+    }
+    let named = !selected.is_empty();
+    if !named {
+        selected = engines::ENGINES.iter().collect();
+    }
+    let path_env = std::env::var_os("PATH");
+    let timeout = Duration::from_secs_f64(a.timeout.min(3600.0));
+    // In parallel, so six hung wrappers cost one timeout, not six.
+    let checks: Vec<Check> = selected
+        .par_iter()
+        .map(|e| check(e, path_env.as_deref(), timeout))
+        .collect();
+    let mut out = std::io::stdout().lock();
+    match a.format {
+        OutputFormat::Json => {
+            #[derive(Serialize)]
+            struct Doc<'a> {
+                engines: &'a [Check],
+            }
+            crate::report::write_json(&mut out, &Doc { engines: &checks })?;
+        }
+        OutputFormat::Human => {
+            let mut t = crate::report::table(&["ENGINE", "PATH", "VERSION", "STATUS"]);
+            for c in &checks {
+                let status = if c.detail.is_empty() {
+                    c.status.to_string()
+                } else {
+                    format!("{}: {}", c.status, c.detail)
+                };
+                t.add_row(vec![
+                    c.engine.to_string(),
+                    c.path.clone().unwrap_or_else(|| "-".into()),
+                    c.version.clone().unwrap_or_else(|| "-".into()),
+                    status,
+                ]);
+            }
+            writeln!(out, "{t}")?;
+        }
+    }
+    let failing = named && checks.iter().any(|c| c.status != "ok");
+    Ok(if failing { Exit::No } else { Exit::Success })
+}

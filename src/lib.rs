@@ -1,0 +1,98 @@
+//! llmgw: decides where LLM inference replicas run on a GPU fleet, and says why.
+//!
+//! `run` is the whole program; `main.rs` only hands it the arguments. Each
+//! command returns an `Exit`, or the diagnostics that made its input unusable.
+
+pub mod catalog;
+pub mod cli;
+mod commands;
+pub mod decode;
+pub mod diag;
+pub mod discovery;
+pub mod doc;
+pub mod engine_check;
+pub mod engines;
+pub mod inventory;
+pub mod load;
+pub mod output;
+pub mod placement;
+pub mod process;
+pub mod report;
+pub mod synth;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::diag::Diag;
+
+/// Exit codes, for every command (SPEC §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// The command did what was asked.
+    Success = 0,
+    /// It ran, and the answer is no: a replica left unplaced, a lint error,
+    /// a named engine missing or failing.
+    No = 1,
+    /// The input could not be used.
+    BadInput = 2,
+}
+
+/// Why a command stopped early.
+#[derive(Debug)]
+pub enum Failure {
+    /// Unusable input: the diagnostics say why (exit 2).
+    Input(Vec<Diag>),
+    /// Writing the output failed.
+    Io(std::io::Error),
+}
+
+impl From<Vec<Diag>> for Failure {
+    fn from(d: Vec<Diag>) -> Self {
+        Failure::Input(d)
+    }
+}
+
+impl From<Diag> for Failure {
+    fn from(d: Diag) -> Self {
+        Failure::Input(vec![d])
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure::Io(e)
+    }
+}
+
+pub type Outcome = Result<Exit, Failure>;
+
+pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> ExitCode {
+    let cli = match cli::Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help and version to stdout (exit 0) and usage errors
+            // to stderr; a bad flag is unusable input.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                Exit::BadInput as u8
+            } else {
+                0
+            });
+        }
+    };
+    match commands::dispatch(cli.command) {
+        Ok(exit) => ExitCode::from(exit as u8),
+        Err(Failure::Input(diags)) => {
+            eprint!("{}", diag::render(&diags, diag::colour_for_stderr()));
+            ExitCode::from(Exit::BadInput as u8)
+        }
+        // `llmgw place ... | head` closes the pipe early: not an error.
+        Err(Failure::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Failure::Io(e)) => {
+            eprintln!("llmgw: {e}");
+            ExitCode::from(Exit::BadInput as u8)
+        }
+    }
+}

@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    llmgw::run(std::env::args_os())
+}

@@ -1,0 +1,299 @@
+//! Placement: which nodes and GPUs each replica runs on (SPEC §5).
+//!
+//! Two constraints are not negotiable, and the rest of this module exists to
+//! keep them true: a multi-node replica never spans two fabrics, and a
+//! tensor-parallel group never mixes GPU classes. Breaking either gives a
+//! replica that starts, passes health checks, and then hangs or crawls once
+//! traffic arrives.
+//!
+//! The module is pure: a validated catalog and inventory in, a plan out.
+//! Decisions are made twice over, on purpose:
+//! - `reference` follows SPEC §5 literally, node by node, and records why
+//!   each candidate was passed over. It is what `explain-placement` shows.
+//! - `fast` answers the same question from indexes kept up to date as
+//!   replicas are placed, and records nothing. A 10,000-node fleet with
+//!   10,000 replicas is placed with it; the reference path is run only for
+//!   replicas somebody will read about (left unplaced, or explained).
+//!
+//! Tests hold the two to identical answers.
+
+mod fast;
+mod reference;
+mod state;
+
+use crate::catalog::{Catalog, Profile};
+use crate::inventory::{Inventory, State};
+
+pub use state::Fleet;
+
+/// Where a rejection happened: which pool of which profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Pool {
+    /// A rejection that belongs to no pool ("no node reports a fabric").
+    Nothing,
+    /// The single-node pool, `none/<class>`.
+    Single,
+    /// A fabric's pool, `<fabric>/<class>`; the index is into `Fleet::fabrics`.
+    Fabric(u32),
+}
+
+/// Why a candidate was passed over, kept as a compact code; the text of
+/// SPEC §5's table is only produced when somebody reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Reason {
+    State(StateCode),
+    Avoid,
+    /// Attached to this fabric (index into `Fleet::fabrics`) without adapters.
+    NoAdapters(u32),
+    /// The selector entry (index into the profile's sorted selector) missing.
+    Selector(u32),
+    Engine,
+    Memory {
+        have_gb: u64,
+    },
+    Disk {
+        have_gb: u64,
+    },
+    Gpus {
+        free: u32,
+    },
+    NoFabric,
+    PoolTooSmall {
+        qualify: u32,
+    },
+}
+
+/// `State` with a total order, for grouping reasons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StateCode {
+    Cordoned,
+    Draining,
+    Down,
+}
+
+impl StateCode {
+    fn of(s: State) -> Option<StateCode> {
+        match s {
+            State::Ready => None,
+            State::Cordoned => Some(StateCode::Cordoned),
+            State::Draining => Some(StateCode::Draining),
+            State::Down => Some(StateCode::Down),
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateCode::Cordoned => "cordoned",
+            StateCode::Draining => "draining",
+            StateCode::Down => "down",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    /// Index into the model's profiles.
+    pub profile: u32,
+    pub pool: Pool,
+    pub node: Option<u32>,
+    pub reason: Reason,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assign {
+    pub node: u32,
+    /// Sorted GPU indices; empty for a CPU-only replica.
+    pub gpus: Vec<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub model: u32,
+    pub replica: u32,
+    pub profile: u32,
+    /// For a multi-node replica, the one fabric it lives on.
+    pub fabric: Option<u32>,
+    /// In rank order.
+    pub nodes: Vec<Assign>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Placed(Placement),
+    Unplaced {
+        model: u32,
+        replica: u32,
+        rejections: Vec<Rejection>,
+    },
+}
+
+/// How many nodes a (profile, pool) pair looked at and how many qualified.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolTally {
+    pub profile: u32,
+    pub pool: Pool,
+    pub qualified: u32,
+}
+
+/// One replica of the model being explained: the decision and every
+/// rejection of the attempt, in the order tried.
+#[derive(Clone, Debug)]
+pub struct Attempt {
+    pub replica: u32,
+    pub placement: Option<Placement>,
+    pub rejections: Vec<Rejection>,
+    pub tallies: Vec<PoolTally>,
+}
+
+/// A replica index at or above `replicas` that the inventory already runs.
+#[derive(Clone, Debug)]
+pub struct Surplus {
+    pub model: u32,
+    pub replica: u32,
+    pub nodes: Vec<u32>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub wanted: u64,
+    pub existing: u64,
+    pub placed: u64,
+    pub unplaced: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub decisions: Vec<Decision>,
+    pub summary: Summary,
+    pub surplus: Vec<Surplus>,
+    /// Filled for the explained model only.
+    pub attempts: Vec<Attempt>,
+    /// Existing replica indices of the explained model.
+    pub existing_of_explained: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Indexed search; the reference path only for unplaced replicas.
+    Fast,
+    /// The literal SPEC algorithm for every replica (slow; for tests).
+    Reference,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    pub mode: Mode,
+    /// Explain this model (index into the catalog) and stop after it.
+    pub explain: Option<usize>,
+    /// Keep rejections for unplaced replicas (`place` does; a caller that
+    /// only wants the decisions can skip the work).
+    pub keep_rejections: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            mode: Mode::Fast,
+            explain: None,
+            keep_rejections: true,
+        }
+    }
+}
+
+/// Profiles of a model in the order they are tried: priority, highest first;
+/// ties keep file order.
+pub fn profile_order(profiles: &[Profile]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..profiles.len() as u32).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(profiles[i as usize].priority));
+    order
+}
+
+pub fn plan(catalog: &Catalog, inventory: &Inventory, opts: Options) -> Plan {
+    let mut fleet = Fleet::new(inventory);
+    let mut fast = (opts.mode == Mode::Fast).then(|| fast::Index::new(&fleet));
+    let mut decisions = Vec::new();
+    let mut summary = Summary::default();
+    let mut surplus = Vec::new();
+    let mut attempts = Vec::new();
+    let mut existing_of_explained = Vec::new();
+
+    for (mi, model) in catalog.models.iter().enumerate() {
+        let explaining = opts.explain == Some(mi);
+        let existing = fleet.begin_model(mi as u32, &model.name);
+        let mut have = vec![false; model.replicas as usize];
+        for (&replica, nodes) in &existing {
+            if replica < model.replicas {
+                have[replica as usize] = true;
+            } else {
+                surplus.push(Surplus {
+                    model: mi as u32,
+                    replica,
+                    nodes: nodes.clone(),
+                });
+            }
+        }
+        let existing_count = have.iter().filter(|h| **h).count() as u64;
+        summary.wanted += u64::from(model.replicas);
+        summary.existing += existing_count;
+        if explaining {
+            existing_of_explained = (0..model.replicas).filter(|&r| have[r as usize]).collect();
+        }
+        let order = profile_order(&model.profiles);
+        let compiled: Vec<_> = model.profiles.iter().map(|p| fleet.compile(p)).collect();
+        // A profile that failed once fails for every later replica of the
+        // model: free GPUs only shrink and the avoid set only grows.
+        let mut failed = vec![false; model.profiles.len()];
+
+        for replica in (0..model.replicas).filter(|&r| !have[r as usize]) {
+            let placement = if explaining || opts.mode == Mode::Reference {
+                let attempt = reference::attempt(
+                    &fleet, model, &compiled, &order, mi as u32, replica, explaining,
+                );
+                if explaining {
+                    attempts.push(attempt.clone());
+                }
+                match attempt.placement {
+                    Some(p) => Ok(p),
+                    None => Err(attempt.rejections),
+                }
+            } else {
+                let index = fast.as_mut().expect("fast mode has an index");
+                match index.place(&fleet, &compiled, &order, &mut failed, mi as u32, replica) {
+                    Some(p) => Ok(p),
+                    None if opts.keep_rejections => Err(reference::attempt(
+                        &fleet, model, &compiled, &order, mi as u32, replica, false,
+                    )
+                    .rejections),
+                    None => Err(Vec::new()),
+                }
+            };
+            match placement {
+                Ok(p) => {
+                    fleet.commit(&p, &compiled[p.profile as usize], fast.as_mut());
+                    summary.placed += 1;
+                    decisions.push(Decision::Placed(p));
+                }
+                Err(rejections) => {
+                    summary.unplaced += 1;
+                    decisions.push(Decision::Unplaced {
+                        model: mi as u32,
+                        replica,
+                        rejections,
+                    });
+                }
+            }
+        }
+        if explaining {
+            break;
+        }
+    }
+    Plan {
+        decisions,
+        summary,
+        surplus,
+        attempts,
+        existing_of_explained,
+    }
+}
+
+#[cfg(test)]
+mod tests;

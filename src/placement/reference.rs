@@ -1,0 +1,211 @@
+//! SPEC §5 as written: every profile, every pool, every node, each check in
+//! order, every rejection recorded. Slow on purpose — it is the definition
+//! the fast path is held to, and the record `explain-placement` prints.
+
+use super::state::{Compiled, Fleet};
+use super::{Assign, Attempt, Placement, Pool, PoolTally, Reason, Rejection};
+use crate::catalog::Model;
+
+pub fn attempt(
+    fleet: &Fleet<'_>,
+    model: &Model,
+    compiled: &[Compiled<'_>],
+    order: &[u32],
+    model_index: u32,
+    replica: u32,
+    tally: bool,
+) -> Attempt {
+    let mut out = Attempt {
+        replica,
+        placement: None,
+        rejections: Vec::new(),
+        tallies: Vec::new(),
+    };
+    for &pi in order {
+        let p = &compiled[pi as usize];
+        let found = if p.profile.nodes <= 1 {
+            single(fleet, p, pi, &mut out)
+        } else {
+            multi(fleet, p, pi, &mut out)
+        };
+        if let Some((fabric, nodes)) = found {
+            out.placement = Some(Placement {
+                model: model_index,
+                replica,
+                profile: pi,
+                fabric,
+                nodes,
+            });
+            break;
+        }
+    }
+    if !tally {
+        out.tallies.clear();
+    }
+    let _ = model;
+    out
+}
+
+/// Hard checks for one node in one pool. `Ok(None)` is a silent skip (not
+/// attached to the fabric); `Ok(Some(free))` a candidate with its free GPUs.
+fn check(
+    fleet: &Fleet<'_>,
+    node: u32,
+    p: &Compiled<'_>,
+    fabric: Option<u32>,
+) -> Result<Option<u32>, Reason> {
+    if let Some(r) = fleet.state_reason(node) {
+        return Err(r);
+    }
+    if fleet.avoided(node) {
+        return Err(Reason::Avoid);
+    }
+    if let Some(f) = fabric {
+        match fleet.attach[node as usize].iter().find(|a| a.0 == f) {
+            None => return Ok(None),
+            Some((_, false)) => return Err(Reason::NoAdapters(f)),
+            Some(_) => {}
+        }
+    }
+    fleet.static_check(node, p)?;
+    if p.profile.cpu_only() {
+        return Ok(Some(0));
+    }
+    let free = fleet.free_of(node, p.class);
+    if free < p.profile.gpus_per_node {
+        return Err(Reason::Gpus { free });
+    }
+    Ok(Some(free))
+}
+
+fn candidates(
+    fleet: &Fleet<'_>,
+    p: &Compiled<'_>,
+    pi: u32,
+    pool: Pool,
+    out: &mut Attempt,
+) -> Vec<(u32, u32)> {
+    let fabric = match pool {
+        Pool::Fabric(f) => Some(f),
+        _ => None,
+    };
+    let mut cands = Vec::new();
+    for node in 0..fleet.node_count() {
+        match check(fleet, node, p, fabric) {
+            Ok(Some(free)) => cands.push((node, free)),
+            Ok(None) => {}
+            Err(reason) => out.rejections.push(Rejection {
+                profile: pi,
+                pool,
+                node: Some(node),
+                reason,
+            }),
+        }
+    }
+    out.tallies.push(PoolTally {
+        profile: pi,
+        pool,
+        qualified: cands.len() as u32,
+    });
+    cands
+}
+
+/// Moves nodes holding the weights to the front, keeping every other order.
+fn weights_first(fleet: &Fleet<'_>, p: &Compiled<'_>, cands: &mut [(u32, u32)]) {
+    if p.holders.is_empty() {
+        return;
+    }
+    cands.sort_by_key(|c| !fleet.holds(c.0, p));
+}
+
+fn single(
+    fleet: &Fleet<'_>,
+    p: &Compiled<'_>,
+    pi: u32,
+    out: &mut Attempt,
+) -> Option<(Option<u32>, Vec<Assign>)> {
+    let mut cands = candidates(fleet, p, pi, Pool::Single, out);
+    if cands.is_empty() {
+        return None;
+    }
+    if p.profile.cpu_only() {
+        // Nothing to pack, so spread: two CPU replicas on one machine fight
+        // over the same cores, and no GPU allocation stops them.
+        cands.sort_by_key(|c| fleet.allocs[c.0 as usize]);
+        weights_first(fleet, p, &mut cands);
+        return Some((
+            None,
+            vec![Assign {
+                node: cands[0].0,
+                gpus: Vec::new(),
+            }],
+        ));
+    }
+    // Best fit: the fullest node that still fits keeps whole nodes free for
+    // models that cannot be split. Weights beat packing: moving tens of
+    // gigabytes costs more than an imperfectly packed node.
+    cands.sort_by_key(|c| c.1);
+    weights_first(fleet, p, &mut cands);
+    let node = cands[0].0;
+    let class = p
+        .class
+        .expect("a GPU candidate has free GPUs of a known class");
+    Some((
+        None,
+        vec![Assign {
+            node,
+            gpus: fleet.pick_gpus(node, class, p.profile.gpus_per_node),
+        }],
+    ))
+}
+
+fn multi(
+    fleet: &Fleet<'_>,
+    p: &Compiled<'_>,
+    pi: u32,
+    out: &mut Attempt,
+) -> Option<(Option<u32>, Vec<Assign>)> {
+    let want = p.profile.nodes;
+    if fleet.fabrics.is_empty() {
+        out.rejections.push(Rejection {
+            profile: pi,
+            pool: Pool::Nothing,
+            node: None,
+            reason: Reason::NoFabric,
+        });
+        return None;
+    }
+    // Candidates are gathered per fabric and a replica is formed from within
+    // one of them. There is no path that combines fabrics, however well the
+    // nodes would otherwise fit.
+    for f in 0..fleet.fabrics.len() as u32 {
+        let pool = Pool::Fabric(f);
+        let mut cands = candidates(fleet, p, pi, pool, out);
+        if (cands.len() as u32) < want {
+            let reason = Reason::PoolTooSmall {
+                qualify: cands.len() as u32,
+            };
+            out.rejections.push(Rejection {
+                profile: pi,
+                pool,
+                node: None,
+                reason,
+            });
+            continue;
+        }
+        // The emptiest nodes: a replica spanning nodes is the least movable
+        // thing in the fleet, so it gets the cleanest machines.
+        cands.sort_by_key(|c| std::cmp::Reverse(c.1));
+        let nodes = cands[..want as usize]
+            .iter()
+            .map(|&(node, _)| Assign {
+                node,
+                gpus: p.class.map_or_else(Vec::new, |c| {
+                    fleet.pick_gpus(node, c, p.profile.gpus_per_node)
+                }),
+            })
+            .collect();
+        return Some((Some(f), nodes));
+    }
+    None
+}

@@ -1,0 +1,326 @@
+//! The fleet as placement sees it: names turned into indices, GPU freedom in
+//! flat arrays, and the counters that change as replicas are placed.
+
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+use super::fast::Index;
+use super::{Placement, Reason, StateCode};
+use crate::catalog::Profile;
+use crate::inventory::{Inventory, Node};
+
+pub struct Fleet<'i> {
+    pub inv: &'i Inventory,
+    /// The sorted set of fabric names any node reports, whatever its state.
+    pub fabrics: Vec<&'i str>,
+    pub classes: Vec<&'i str>,
+    class_ids: HashMap<&'i str, u32>,
+    /// Per node: offset of its first GPU in the flat arrays below.
+    gpu_base: Vec<u32>,
+    gpu_class: Vec<u32>,
+    /// Healthy and not allocated.
+    gpu_free: Vec<bool>,
+    /// Per node: (class, free GPUs of that class), one entry per class it has.
+    pub free: Vec<Vec<(u32, u32)>>,
+    /// Per node: allocation entries of any model, for CPU spreading.
+    pub allocs: Vec<u32>,
+    /// Per node: (fabric index, whether it reports adapters on it).
+    pub attach: Vec<Vec<(u32, bool)>>,
+    /// Nodes holding a model are marked with that model's stamp.
+    avoid: Vec<u32>,
+    stamp: u32,
+    /// model name -> replica index -> nodes, from the inventory's allocations.
+    existing: HashMap<&'i str, BTreeMap<u32, Vec<u32>>>,
+    /// source -> nodes that report holding it, ascending.
+    holders: HashMap<&'i str, Rc<[u32]>>,
+    /// Per node: the engines it reports (None: it reports none).
+    engine_sets: Vec<Option<Vec<&'i str>>>,
+}
+
+/// A profile with its names resolved against this fleet.
+pub struct Compiled<'p> {
+    pub profile: &'p Profile,
+    /// The GPU class's id, if any node has that class.
+    pub class: Option<u32>,
+    pub holders: Rc<[u32]>,
+}
+
+impl<'i> Fleet<'i> {
+    pub fn new(inv: &'i Inventory) -> Self {
+        let n = inv.nodes.len();
+        let mut fabrics: Vec<&str> = inv
+            .nodes
+            .iter()
+            .flat_map(|node| node.fabrics.iter().map(|f| f.name.as_str()))
+            .collect();
+        fabrics.sort_unstable();
+        fabrics.dedup();
+        let mut classes: Vec<&str> = inv
+            .nodes
+            .iter()
+            .flat_map(|node| node.gpus.iter().map(|g| g.class.as_str()))
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        let class_ids: HashMap<&str, u32> = classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (*c, i as u32))
+            .collect();
+        let mut f = Fleet {
+            inv,
+            gpu_base: Vec::with_capacity(n + 1),
+            gpu_class: Vec::new(),
+            gpu_free: Vec::new(),
+            free: Vec::with_capacity(n),
+            allocs: Vec::with_capacity(n),
+            attach: Vec::with_capacity(n),
+            avoid: vec![0; n],
+            stamp: 0,
+            existing: HashMap::new(),
+            holders: HashMap::new(),
+            engine_sets: Vec::with_capacity(n),
+            fabrics,
+            classes,
+            class_ids,
+        };
+        let mut holders: HashMap<&str, Vec<u32>> = HashMap::new();
+        for (ni, node) in inv.nodes.iter().enumerate() {
+            f.gpu_base.push(f.gpu_class.len() as u32);
+            let mut taken = vec![false; node.gpus.len()];
+            for a in &node.allocations {
+                for &g in &a.gpus {
+                    if let Some(pos) = node.gpu_position(g) {
+                        taken[pos] = true;
+                    }
+                }
+                f.existing
+                    .entry(a.model.as_str())
+                    .or_default()
+                    .entry(a.replica)
+                    .or_default()
+                    .push(ni as u32);
+            }
+            let mut free: Vec<(u32, u32)> = Vec::new();
+            for (pos, g) in node.gpus.iter().enumerate() {
+                let c = f.class_ids[g.class.as_str()];
+                let is_free = g.healthy && !taken[pos];
+                f.gpu_class.push(c);
+                f.gpu_free.push(is_free);
+                match free.iter_mut().find(|e| e.0 == c) {
+                    Some(e) => e.1 += u32::from(is_free),
+                    None => free.push((c, u32::from(is_free))),
+                }
+            }
+            f.free.push(free);
+            f.allocs.push(node.allocations.len() as u32);
+            let attach = node
+                .fabrics
+                .iter()
+                .map(|fab| {
+                    let id = f.fabrics.binary_search(&fab.name.as_str()).unwrap_or(0) as u32;
+                    (
+                        id,
+                        !node.fabric(&fab.name).is_some_and(|x| x.hcas.is_empty()),
+                    )
+                })
+                .fold(Vec::new(), |mut v: Vec<(u32, bool)>, e| {
+                    // A fabric listed twice counts once, as its first entry.
+                    if !v.iter().any(|x| x.0 == e.0) {
+                        v.push(e);
+                    }
+                    v
+                });
+            f.attach.push(attach);
+            if let Some(w) = &node.weights {
+                for s in w {
+                    let list = holders.entry(s.as_str()).or_default();
+                    if list.last() != Some(&(ni as u32)) {
+                        list.push(ni as u32);
+                    }
+                }
+            }
+            f.engine_sets.push(
+                node.reports_engines()
+                    .then(|| node.engines.keys().map(String::as_str).collect()),
+            );
+        }
+        f.gpu_base.push(f.gpu_class.len() as u32);
+        f.holders = holders.into_iter().map(|(k, v)| (k, Rc::from(v))).collect();
+        for list in f.existing.values_mut() {
+            for nodes in list.values_mut() {
+                nodes.sort_unstable();
+                nodes.dedup();
+            }
+        }
+        f
+    }
+
+    pub fn node(&self, i: u32) -> &'i Node {
+        &self.inv.nodes[i as usize]
+    }
+
+    pub fn node_count(&self) -> u32 {
+        self.inv.nodes.len() as u32
+    }
+
+    pub fn compile<'p>(&self, p: &'p Profile) -> Compiled<'p> {
+        Compiled {
+            profile: p,
+            class: p
+                .gpu_class
+                .as_deref()
+                .and_then(|c| self.class_ids.get(c).copied()),
+            holders: p
+                .source
+                .as_deref()
+                .and_then(|s| self.holders.get(s))
+                .cloned()
+                .unwrap_or_else(|| Rc::from([])),
+        }
+    }
+
+    /// Starts a model: marks the nodes that already run any replica of it,
+    /// and returns its existing replica indices with their nodes.
+    pub fn begin_model(&mut self, model: u32, name: &str) -> BTreeMap<u32, Vec<u32>> {
+        self.stamp = model + 1;
+        let existing = self.existing.get(name).cloned().unwrap_or_default();
+        for nodes in existing.values() {
+            for &n in nodes {
+                self.avoid[n as usize] = self.stamp;
+            }
+        }
+        existing
+    }
+
+    pub fn avoided(&self, node: u32) -> bool {
+        self.avoid[node as usize] == self.stamp
+    }
+
+    pub fn state_reason(&self, node: u32) -> Option<Reason> {
+        StateCode::of(self.node(node).state).map(Reason::State)
+    }
+
+    pub fn free_of(&self, node: u32, class: Option<u32>) -> u32 {
+        let Some(c) = class else { return 0 };
+        self.free[node as usize]
+            .iter()
+            .find(|e| e.0 == c)
+            .map_or(0, |e| e.1)
+    }
+
+    /// Whether the node is known to hold the profile's weights.
+    pub fn holds(&self, node: u32, p: &Compiled<'_>) -> bool {
+        p.holders.binary_search(&node).is_ok()
+    }
+
+    /// The checks that do not change while a plan is made, in SPEC order:
+    /// selector, engine, memory, disk.
+    pub fn static_check(&self, node: u32, p: &Compiled<'_>) -> Result<(), Reason> {
+        let n = self.node(node);
+        let prof = p.profile;
+        for (i, (k, v)) in prof.node_selector.iter().enumerate() {
+            if n.labels.get(k) != Some(v) {
+                return Err(Reason::Selector(i as u32));
+            }
+        }
+        // A node that reports no engines is an older agent: never excluded.
+        if let Some(set) = &self.engine_sets[node as usize] {
+            if !set.contains(&prof.engine.name) {
+                return Err(Reason::Engine);
+            }
+        }
+        // Unreported memory is never a reason to reject.
+        if prof.min_memory_gb > 0 && n.memory_total_mb > 0 {
+            let have_gb = n.memory_total_mb / 1024;
+            if have_gb < prof.min_memory_gb {
+                return Err(Reason::Memory { have_gb });
+            }
+        }
+        // Room for the weights, only on a node that would have to fetch
+        // them, and only where the node reports its disk at all.
+        if prof.min_disk_gb > 0 && prof.source.is_some() && !self.holds(node, p) {
+            if let Some(d) = n.disk.as_ref().filter(|d| d.total_bytes > 0) {
+                let have_gb = d.free_bytes >> 30;
+                if have_gb < prof.min_disk_gb {
+                    return Err(Reason::Disk { have_gb });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Chooses `want` of the node's free GPUs of `class`.
+    ///
+    /// Within a node, a tensor-parallel group that has to fall back to PCIe
+    /// for its all-reduces runs several times slower, so a set joined by
+    /// NVLink is preferred: each free GPU in index order seeds a group grown
+    /// from its peers in their listed order; the first group big enough wins.
+    /// Without one, the lowest free indices.
+    pub fn pick_gpus(&self, node: u32, class: u32, want: u32) -> Vec<u32> {
+        let n = self.node(node);
+        let base = self.gpu_base[node as usize] as usize;
+        let is_free = |pos: usize| self.gpu_free[base + pos] && self.gpu_class[base + pos] == class;
+        let free: Vec<usize> = (0..n.gpus.len()).filter(|&p| is_free(p)).collect();
+        let want = want as usize;
+        if want == 1 {
+            return free
+                .first()
+                .map(|&p| vec![n.gpus[p].index])
+                .unwrap_or_default();
+        }
+        let mut group: Vec<u32> = Vec::with_capacity(want);
+        for &seed in &free {
+            let seed_index = n.gpus[seed].index;
+            group.clear();
+            group.push(seed_index);
+            for &peer in &n.gpus[seed].nvlink_peers {
+                if peer == seed_index || group.contains(&peer) {
+                    continue;
+                }
+                if n.gpu_position(peer).is_some_and(is_free) {
+                    group.push(peer);
+                    if group.len() == want {
+                        group.sort_unstable();
+                        return group;
+                    }
+                }
+            }
+        }
+        free.iter().take(want).map(|&p| n.gpus[p].index).collect()
+    }
+
+    /// Records a placement: its GPUs are taken, its nodes hold one more
+    /// allocation, and they host this model from now on.
+    pub fn commit(&mut self, p: &Placement, prof: &Compiled<'_>, mut index: Option<&mut Index>) {
+        for a in &p.nodes {
+            let ni = a.node as usize;
+            let node = self
+                .inv
+                .nodes
+                .get(ni)
+                .expect("placement names a fleet node");
+            if let Some(c) = prof.class {
+                let before = self.free_of(a.node, Some(c));
+                for &g in &a.gpus {
+                    if let Some(pos) = node.gpu_position(g) {
+                        self.gpu_free[self.gpu_base[ni] as usize + pos] = false;
+                    }
+                }
+                let after = before - a.gpus.len() as u32;
+                if let Some(e) = self.free[ni].iter_mut().find(|e| e.0 == c) {
+                    e.1 = after;
+                }
+                if let Some(ix) = index.as_deref_mut() {
+                    ix.free_changed(self, a.node, c, before, after);
+                }
+            }
+            let before = self.allocs[ni];
+            self.allocs[ni] += 1;
+            if let Some(ix) = index.as_deref_mut() {
+                ix.allocs_changed(self, a.node, before);
+            }
+            self.avoid[ni] = self.stamp;
+        }
+    }
+}

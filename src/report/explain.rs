@@ -1,0 +1,127 @@
+//! `explain-placement` output: per replica of one model, the decision and
+//! every candidate passed over, in the order tried.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::{Names, PlacementJson, RejectionJson};
+use crate::placement::{Attempt, Plan};
+
+#[derive(Serialize)]
+struct ExplainDoc<'a> {
+    model: &'a str,
+    replicas: Vec<ReplicaJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct ReplicaJson<'a> {
+    replica: u32,
+    placement: Option<PlacementJson<'a>>,
+    rejections: Vec<RejectionJson<'a>>,
+}
+
+pub fn json<W: std::io::Write>(
+    out: W,
+    names: &Names<'_>,
+    model: u32,
+    attempts: &[&Attempt],
+) -> std::io::Result<()> {
+    let doc = ExplainDoc {
+        model: &names.model(model).name,
+        replicas: attempts
+            .iter()
+            .map(|a| ReplicaJson {
+                replica: a.replica,
+                placement: a.placement.as_ref().map(|p| names.placement_json(p)),
+                rejections: a
+                    .rejections
+                    .iter()
+                    .map(|r| names.rejection_json(model, r))
+                    .collect(),
+            })
+            .collect(),
+    };
+    super::write_json(out, &doc)
+}
+
+pub fn human(
+    names: &Names<'_>,
+    plan: &Plan,
+    model: u32,
+    attempts: &[&Attempt],
+    verbose: bool,
+) -> String {
+    let m = names.model(model);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} replica{} wanted, {} already running",
+        m.name,
+        m.replicas,
+        if m.replicas == 1 { "" } else { "s" },
+        plan.existing_of_explained.len()
+    );
+    if !plan.existing_of_explained.is_empty() {
+        let _ = writeln!(
+            out,
+            "  existing: replica {}",
+            super::join(&plan.existing_of_explained)
+        );
+    }
+    for s in plan.surplus.iter().filter(|s| s.model == model) {
+        let nodes: Vec<&str> = s.nodes.iter().map(|&n| names.node(n)).collect();
+        let _ = writeln!(
+            out,
+            "  surplus: replica {} runs on {} beyond the {} asked for; it is left alone, and its nodes are avoided",
+            s.replica,
+            nodes.join(", "),
+            m.replicas
+        );
+    }
+    for a in attempts {
+        match &a.placement {
+            Some(p) => {
+                let prof = names.profile(model, p.profile);
+                let pool = names.pool(
+                    p.fabric.map_or(
+                        crate::placement::Pool::Single,
+                        crate::placement::Pool::Fabric,
+                    ),
+                    prof,
+                );
+                let _ = writeln!(
+                    out,
+                    "\nreplica {}: placed with profile {} ({}) in pool {pool}",
+                    a.replica, prof.name, prof.engine.name
+                );
+                for line in names.nodes_cell(p).lines() {
+                    let _ = writeln!(out, "  on {line}");
+                }
+            }
+            None => {
+                let _ = writeln!(out, "\nreplica {}: not placed", a.replica);
+            }
+        }
+        if a.rejections.is_empty() && a.tallies.is_empty() {
+            let _ = writeln!(out, "  no profile to try");
+        }
+        for line in super::place::summary_lines(names, model, &a.rejections, Some(&a.tallies)) {
+            let _ = writeln!(out, "  {line}");
+        }
+        if verbose && !a.rejections.is_empty() {
+            let _ = writeln!(out, "  every rejection, in the order tried:");
+            for r in &a.rejections {
+                let j = names.rejection_json(model, r);
+                let at = match (j.pool.is_empty(), j.node.is_empty()) {
+                    (true, true) => "-".to_string(),
+                    (false, true) => j.pool.clone(),
+                    (true, false) => j.node.to_string(),
+                    (false, false) => format!("{} {}", j.pool, j.node),
+                };
+                let _ = writeln!(out, "    {} @ {at}: {}", j.profile, j.reason);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,276 @@
+//! Turning decisions into what people and programs read: one renderer per
+//! output, all deterministic, none of them deciding anything.
+
+pub mod explain;
+pub mod lint;
+pub mod nodes;
+pub mod place;
+
+use std::io::Write as _;
+
+use comfy_table::{ContentArrangement, Table};
+use serde::ser::{Serialize, SerializeSeq, Serializer};
+
+use crate::catalog::{Catalog, Model, Profile};
+use crate::placement::{Fleet, Placement, Pool, Reason, Rejection};
+
+/// Names for the indices a plan is made of.
+pub struct Names<'a> {
+    pub catalog: &'a Catalog,
+    pub fleet: &'a Fleet<'a>,
+}
+
+impl<'a> Names<'a> {
+    pub fn model(&self, m: u32) -> &'a Model {
+        &self.catalog.models[m as usize]
+    }
+    pub fn profile(&self, m: u32, p: u32) -> &'a Profile {
+        &self.model(m).profiles[p as usize]
+    }
+    pub fn node(&self, n: u32) -> &'a str {
+        &self.fleet.node(n).id
+    }
+    pub fn fabric(&self, f: u32) -> &'a str {
+        self.fleet.fabrics[f as usize]
+    }
+
+    /// `none/<class>`, `<fabric>/<class>`, or "" for a rejection with no pool.
+    pub fn pool(&self, pool: Pool, profile: &Profile) -> String {
+        match pool {
+            Pool::Nothing => String::new(),
+            Pool::Single => format!("none/{}", profile.class_label()),
+            Pool::Fabric(f) => format!("{}/{}", self.fabric(f), profile.class_label()),
+        }
+    }
+
+    /// The exact reason texts of SPEC §5.
+    pub fn reason(&self, reason: Reason, p: &Profile) -> String {
+        match reason {
+            Reason::State(s) => format!("node is {}", s.as_str()),
+            Reason::Avoid => "already hosts this model; spreading across failure domains".into(),
+            Reason::NoAdapters(f) => format!(
+                "attached to {} but reports no adapters for it",
+                self.fabric(f)
+            ),
+            Reason::Selector(i) => {
+                let (k, v) = &p.node_selector[i as usize];
+                format!("does not carry {k}={v}")
+            }
+            Reason::Engine => format!("does not have {} installed", p.engine.name),
+            Reason::Memory { have_gb } => {
+                format!("has {have_gb} GB of memory, needs {}", p.min_memory_gb)
+            }
+            Reason::Disk { have_gb } => {
+                format!("has {have_gb} GB free for weights, needs {}", p.min_disk_gb)
+            }
+            Reason::Gpus { free } => {
+                format!(
+                    "has {free} free {} GPUs, needs {}",
+                    p.class_label(),
+                    p.gpus_per_node
+                )
+            }
+            Reason::NoFabric => format!(
+                "needs {} nodes on one fabric, but no node reports a fabric",
+                p.nodes
+            ),
+            Reason::PoolTooSmall { qualify } => {
+                format!("needs {} nodes, only {qualify} qualify", p.nodes)
+            }
+        }
+    }
+
+    /// The same reason said of `count` nodes at once, for summaries:
+    /// "31 have 2 free h100-80gb-hbm3 GPUs, needs 4".
+    pub fn reason_plural(&self, reason: Reason, p: &Profile, count: usize) -> String {
+        let one = count == 1;
+        let (is, has, does) = if one {
+            ("is", "has", "does")
+        } else {
+            ("are", "have", "do")
+        };
+        let text = match reason {
+            Reason::State(s) => format!("{is} {}", s.as_str()),
+            Reason::Avoid => format!("already host{} this model", if one { "s" } else { "" }),
+            Reason::NoAdapters(f) => {
+                format!(
+                    "{is} attached to {} but report{} no adapters for it",
+                    self.fabric(f),
+                    if one { "s" } else { "" }
+                )
+            }
+            Reason::Selector(i) => {
+                let (k, v) = &p.node_selector[i as usize];
+                format!("{does} not carry {k}={v}")
+            }
+            Reason::Engine => format!("{does} not have {} installed", p.engine.name),
+            Reason::Memory { have_gb } => {
+                format!("{has} {have_gb} GB of memory, needs {}", p.min_memory_gb)
+            }
+            Reason::Disk { have_gb } => format!(
+                "{has} {have_gb} GB free for weights, needs {}",
+                p.min_disk_gb
+            ),
+            Reason::Gpus { free } => {
+                format!(
+                    "{has} {free} free {} GPUs, needs {}",
+                    p.class_label(),
+                    p.gpus_per_node
+                )
+            }
+            Reason::NoFabric | Reason::PoolTooSmall { .. } => return self.reason(reason, p),
+        };
+        format!("{count} {text}")
+    }
+
+    pub fn hcas(&self, placement: &Placement, node: u32) -> &'a [String] {
+        match placement.fabric {
+            Some(f) => self
+                .fleet
+                .node(node)
+                .fabric(self.fabric(f))
+                .map_or(&[], |fab| fab.hcas.as_slice()),
+            None => &[],
+        }
+    }
+}
+
+/// A JSON array written straight from an iterator, so a plan with ten
+/// thousand placements is never built up as one big value first.
+pub struct SeqOf<I>(pub std::cell::RefCell<Option<I>>);
+
+impl<I> SeqOf<I> {
+    pub fn new(iter: I) -> Self {
+        SeqOf(std::cell::RefCell::new(Some(iter)))
+    }
+}
+
+impl<I, T> Serialize for SeqOf<I>
+where
+    I: Iterator<Item = T>,
+    T: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let iter = self.0.borrow_mut().take();
+        let mut seq = s.serialize_seq(None)?;
+        for item in iter.into_iter().flatten() {
+            seq.serialize_element(&item)?;
+        }
+        seq.end()
+    }
+}
+
+#[derive(serde::Serialize)]
+pub struct PlacementJson<'a> {
+    pub model: &'a str,
+    pub replica: u32,
+    pub profile: &'a str,
+    pub engine: &'a str,
+    pub pool: String,
+    pub fabric: Option<&'a str>,
+    pub nodes: Vec<AssignJson<'a>>,
+}
+
+#[derive(serde::Serialize)]
+pub struct AssignJson<'a> {
+    pub node: &'a str,
+    pub rank: u32,
+    pub gpus: &'a [u32],
+    pub hcas: &'a [String],
+}
+
+#[derive(serde::Serialize)]
+pub struct RejectionJson<'a> {
+    pub profile: &'a str,
+    pub pool: String,
+    pub node: &'a str,
+    pub reason: String,
+}
+
+impl<'a> Names<'a> {
+    pub fn placement_json(&self, p: &'a Placement) -> PlacementJson<'a> {
+        let prof = self.profile(p.model, p.profile);
+        PlacementJson {
+            model: &self.model(p.model).name,
+            replica: p.replica,
+            profile: &prof.name,
+            engine: prof.engine.name,
+            pool: self.pool(p.fabric.map_or(Pool::Single, Pool::Fabric), prof),
+            fabric: p.fabric.map(|f| self.fabric(f)),
+            nodes: p
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(rank, a)| AssignJson {
+                    node: self.node(a.node),
+                    rank: rank as u32,
+                    gpus: &a.gpus,
+                    hcas: self.hcas(p, a.node),
+                })
+                .collect(),
+        }
+    }
+
+    pub fn rejection_json(&self, model: u32, r: &Rejection) -> RejectionJson<'a> {
+        let prof = self.profile(model, r.profile);
+        RejectionJson {
+            profile: &prof.name,
+            pool: self.pool(r.pool, prof),
+            node: r.node.map_or("", |n| self.node(n)),
+            reason: self.reason(r.reason, prof),
+        }
+    }
+
+    /// "gpu-a01 [0,1,2,3]", one line per rank.
+    pub fn nodes_cell(&self, p: &Placement) -> String {
+        p.nodes
+            .iter()
+            .enumerate()
+            .map(|(rank, a)| {
+                let gpus = if a.gpus.is_empty() {
+                    "cpu".to_string()
+                } else {
+                    format!("gpus {}", join(&a.gpus))
+                };
+                if p.nodes.len() > 1 {
+                    format!("{rank}: {} {gpus}", self.node(a.node))
+                } else {
+                    format!("{} {gpus}", self.node(a.node))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+pub fn join<T: std::fmt::Display>(v: &[T]) -> String {
+    v.iter().map(T::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// "a, b, c, d, e and 26 more".
+pub fn shorten(ids: &[&str], shown: usize) -> String {
+    if ids.len() <= shown + 1 {
+        return match ids {
+            [] => String::new(),
+            [one] => (*one).to_string(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        };
+    }
+    format!("{} and {} more", ids[..shown].join(", "), ids.len() - shown)
+}
+
+pub fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header.to_vec());
+    t
+}
+
+/// Writes a JSON document followed by a newline.
+pub fn write_json<W: std::io::Write, T: Serialize>(out: W, value: &T) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    serde_json::to_writer_pretty(&mut out, value).map_err(std::io::Error::other)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
