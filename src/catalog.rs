@@ -187,9 +187,10 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
     let min_disk = disk_node.map(|n| dec.uint(n, "min_disk_gb", u64::MAX >> 1));
     let source = t.get("source").and_then(|n| dec.string(n, "source"));
     let span = t.span;
-    t.finish(dec, PROFILE_FIELDS);
+    // A misspelt field (`gpu_clas`) should not also read as a missing one.
+    let misspelt = t.finish(dec, PROFILE_FIELDS) > 0;
 
-    let mut ok = true;
+    let mut ok = !misspelt;
     let engine_span = engine_node.map_or(span, |n| n.span);
     let engine = match engine_name.as_deref() {
         Some(e) => match engines::find(e) {
@@ -228,7 +229,7 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
             ok = false;
         }
     }
-    if let (Some(engine), None) = (engine, &gpu_class) {
+    if let (Some(engine), None, false) = (engine, &gpu_class, misspelt) {
         if !engine.cpu_capable {
             let cpu: Vec<_> = engines::ENGINES
                 .iter()

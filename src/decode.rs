@@ -246,8 +246,9 @@ impl<'v, 'a> Table<'v, 'a> {
         }
     }
 
-    /// Reports every field that nobody asked for.
-    pub fn finish(self, dec: &mut Decoder, known: &[&str]) {
+    /// Reports every field that nobody asked for; returns how many.
+    pub fn finish(self, dec: &mut Decoder, known: &[&str]) -> usize {
+        let mut unknown = 0;
         for (e, used) in self.entries.iter().zip(&self.used) {
             if *used || known.contains(&e.key.as_ref()) {
                 continue;
@@ -263,6 +264,8 @@ impl<'v, 'a> Table<'v, 'a> {
                 "not a field llmgw knows",
                 Some(help),
             );
+            unknown += 1;
         }
+        unknown
     }
 }

@@ -349,25 +349,25 @@ fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
         }
     }
     t.finish(dec, NODE_FIELDS);
-    if dec.diags.len() > before {
-        return None;
-    }
-    let id = id?;
+    // Keep going after a problem with a field, so the GPU and allocation
+    // checks below still report theirs: every problem at once.
     let labels = labels
-        .unwrap_or(Some(Vec::new()))?
+        .and_then(|l| l)
+        .unwrap_or_default()
         .into_iter()
         .map(|e| (e.key, e.value))
         .collect();
     let engines = engines
-        .unwrap_or(Some(Vec::new()))?
+        .and_then(|e| e)
+        .unwrap_or_default()
         .into_iter()
         .map(|e| (e.key, e.value))
         .collect();
     let mut n = Node {
-        id,
-        state: state?,
+        id: id.unwrap_or_default(),
+        state: state.unwrap_or(State::Ready),
         labels,
-        memory_total_mb: memory_total_mb.unwrap_or(Some(0))?,
+        memory_total_mb: memory_total_mb.and_then(|m| m).unwrap_or(0),
         engines,
         weights: weights.map(|w| w.unwrap_or_default()),
         disk: disk.flatten(),
