@@ -1,1 +1,454 @@
+//! Placement invariants over random fleets and catalogs, and the fast path
+//! held to the reference path's exact answers.
 
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fmt::Write as _;
+
+use proptest::prelude::*;
+
+use super::{Decision, Mode, Options, plan};
+use crate::catalog::Catalog;
+use crate::diag::source;
+use crate::inventory::Inventory;
+use crate::report::Names;
+
+const CLASSES: &[&str] = &[
+    "NVIDIA H100 80GB HBM3",
+    "NVIDIA A100-SXM4-80GB",
+    "NVIDIA L40S",
+];
+const ENGINES: &[&str] = &["vllm", "sglang", "llama.cpp"];
+const FABRICS: &[&str] = &["ib-a", "ib-b", "ib-c"];
+
+#[derive(Debug, Clone)]
+struct GenNode {
+    state: u8,
+    zone: u8,
+    class: usize,
+    gpus: u8,
+    unhealthy: u8,
+    used: u8,
+    peers: u8,
+    fabrics: Vec<(usize, bool)>,
+    engines: Option<Vec<usize>>,
+    memory_gb: Option<u32>,
+    weights: Option<Vec<u8>>,
+    disk_gb: Option<u32>,
+    /// Existing replicas of catalog models: (model, replica).
+    runs: Vec<(u8, u8)>,
+    cpu_allocs: u8,
+}
+
+#[derive(Debug, Clone)]
+struct GenProfile {
+    engine: usize,
+    class: Option<usize>,
+    gpus: u8,
+    nodes: u8,
+    priority: i8,
+    zone: Option<u8>,
+    memory_gb: u32,
+    disk_gb: u32,
+}
+
+#[derive(Debug, Clone)]
+struct GenModel {
+    replicas: u8,
+    source: Option<u8>,
+    profiles: Vec<GenProfile>,
+}
+
+fn node_strategy() -> impl Strategy<Value = GenNode> {
+    (
+        (
+            0u8..10,
+            0u8..3,
+            prop::sample::select(vec![0usize, 0, 0, 1, 2]),
+            0u8..9,
+            prop::sample::select(vec![0u8, 0, 0, 1, 2]),
+            prop::sample::select(vec![0u8, 0, 1, 2, 3, 5, 8]),
+            0u8..5,
+        ),
+        prop::collection::vec((0..FABRICS.len(), prop::bool::weighted(0.9)), 0..3),
+        prop::option::weighted(0.7, prop::collection::vec(0..ENGINES.len(), 1..4)),
+        prop::option::of(0u32..2048),
+        prop::option::weighted(0.7, prop::collection::vec(0u8..3, 0..3)),
+        prop::option::of(0u32..1000),
+        prop::collection::vec((0u8..4, 0u8..4), 0..2),
+        0u8..3,
+    )
+        .prop_map(
+            |(
+                (state, zone, class, gpus, unhealthy, used, peers),
+                fabrics,
+                engines,
+                memory_gb,
+                weights,
+                disk_gb,
+                runs,
+                cpu_allocs,
+            )| GenNode {
+                state,
+                zone,
+                class,
+                gpus,
+                unhealthy,
+                used,
+                peers,
+                fabrics,
+                engines,
+                memory_gb,
+                weights,
+                disk_gb,
+                runs,
+                cpu_allocs,
+            },
+        )
+}
+
+fn profile_strategy() -> impl Strategy<Value = GenProfile> {
+    (
+        0..ENGINES.len(),
+        prop::option::weighted(0.85, prop::sample::select(vec![0usize, 0, 0, 1, 2])),
+        prop::sample::select(vec![1u8, 1, 2, 2, 3, 4, 8]),
+        prop::sample::select(vec![1u8, 1, 1, 2, 3]),
+        -2i8..3,
+        prop::option::weighted(0.3, 0u8..3),
+        prop::sample::select(vec![0u32, 0, 512, 1024]),
+        prop::sample::select(vec![0u32, 0, 100, 500]),
+    )
+        .prop_map(
+            |(engine, class, gpus, nodes, priority, zone, memory_gb, disk_gb)| GenProfile {
+                // A GPU-only engine needs a class; keep the catalog valid.
+                engine: if class.is_none() { 2 } else { engine },
+                class,
+                gpus,
+                nodes,
+                priority,
+                zone,
+                memory_gb,
+                disk_gb,
+            },
+        )
+}
+
+fn model_strategy() -> impl Strategy<Value = GenModel> {
+    (
+        0u8..6,
+        prop::option::weighted(0.7, 0u8..3),
+        prop::collection::vec(profile_strategy(), 0..4),
+    )
+        .prop_map(|(replicas, source, profiles)| GenModel {
+            replicas,
+            source,
+            profiles,
+        })
+}
+
+fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
+    let mut s = String::new();
+    for &i in order {
+        let n = &nodes[i];
+        let state = [
+            "ready", "ready", "ready", "ready", "ready", "ready", "ready", "cordoned", "draining",
+            "down",
+        ][n.state as usize];
+        let _ = writeln!(
+            s,
+            "[[node]]\nid = \"n{i:03}\"\nstate = \"{state}\"\nlabels = {{ zone = \"z{}\" }}",
+            n.zone
+        );
+        if let Some(e) = &n.engines {
+            let list: Vec<String> = e
+                .iter()
+                .collect::<BTreeSet<_>>()
+                .iter()
+                .map(|&&e| format!("\"{}\" = \"\"", ENGINES[e]))
+                .collect();
+            let _ = writeln!(s, "engines = {{ {} }}", list.join(", "));
+        }
+        if let Some(m) = n.memory_gb {
+            let _ = writeln!(s, "memory_total_mb = {}", u64::from(m) * 1024 + 17);
+        }
+        if let Some(w) = &n.weights {
+            let list: Vec<String> = w
+                .iter()
+                .collect::<BTreeSet<_>>()
+                .iter()
+                .map(|w| format!("\"org/w{w}\""))
+                .collect();
+            let _ = writeln!(s, "weights = [{}]", list.join(", "));
+        }
+        if let Some(d) = n.disk_gb {
+            let _ = writeln!(
+                s,
+                "disk = {{ path = \"/m\", free_bytes = {}, total_bytes = {} }}",
+                u64::from(d) << 30,
+                2u64 << 40
+            );
+        }
+        // GPUs in reverse index order: the loader must sort them.
+        for g in (0..n.gpus).rev() {
+            let peers: Vec<u8> = match n.peers {
+                0 => vec![],
+                1 => (0..n.gpus).filter(|&p| p != g).collect(),
+                2 => vec![g ^ 1].into_iter().filter(|&p| p < n.gpus).collect(),
+                3 => vec![g ^ 1, g ^ 1]
+                    .into_iter()
+                    .filter(|&p| p < n.gpus)
+                    .collect(),
+                _ => (0..n.gpus)
+                    .rev()
+                    .filter(|&p| p != g && p % 3 != 0)
+                    .chain([g ^ 1].into_iter().filter(|&p| p < n.gpus))
+                    .collect(),
+            };
+            // Every third node mixes in a GPU of the next class.
+            let class = if i % 3 == 0 && g == 1 {
+                (n.class + 1) % CLASSES.len()
+            } else {
+                n.class
+            };
+            let _ = writeln!(
+                s,
+                "[[node.gpu]]\nindex = {g}\nname = \"{}\"\nnvlink_peers = {peers:?}\nhealthy = {}",
+                CLASSES[class],
+                g >= n.unhealthy
+            );
+        }
+        for (f, adapters) in n.fabrics.iter().copied().collect::<BTreeMap<usize, bool>>() {
+            let hcas = if adapters { "[\"mlx5_0\"]" } else { "[]" };
+            let _ = writeln!(
+                s,
+                "[[node.fabric]]\nname = \"{}\"\nhcas = {hcas}",
+                FABRICS[f]
+            );
+        }
+        let used = n.used.min(n.gpus);
+        if used > 0 {
+            let _ = writeln!(
+                s,
+                "[[node.allocation]]\nmodel = \"other\"\nreplica = {i}\ngpus = {:?}",
+                (0..used).collect::<Vec<_>>()
+            );
+        }
+        for (m, r) in n.runs.iter().collect::<BTreeSet<_>>() {
+            let _ = writeln!(
+                s,
+                "[[node.allocation]]\nmodel = \"m{m}\"\nreplica = {r}\ngpus = []"
+            );
+        }
+        for c in 0..n.cpu_allocs {
+            let _ = writeln!(
+                s,
+                "[[node.allocation]]\nmodel = \"cpu-other\"\nreplica = {c}\ngpus = []"
+            );
+        }
+    }
+    s
+}
+
+fn catalog_text(models: &[GenModel]) -> String {
+    let mut s = String::new();
+    for (mi, m) in models.iter().enumerate() {
+        let _ = writeln!(s, "[[model]]\nname = \"m{mi}\"\nreplicas = {}", m.replicas);
+        if let Some(src) = m.source {
+            let _ = writeln!(s, "source = \"org/w{src}\"");
+        }
+        for (pi, p) in m.profiles.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "[[model.profile]]\nname = \"p{pi}\"\nengine = \"{}\"\ngpus_per_node = {}\nnodes = {}\npriority = {}\nmin_memory_gb = {}\nmin_disk_gb = {}",
+                ENGINES[p.engine], p.gpus, p.nodes, p.priority, p.memory_gb, p.disk_gb
+            );
+            if let Some(c) = p.class {
+                let _ = writeln!(s, "gpu_class = \"{}\"", CLASSES[c]);
+            }
+            if let Some(z) = p.zone {
+                let _ = writeln!(s, "node_selector = {{ zone = \"z{z}\" }}");
+            }
+        }
+    }
+    s
+}
+
+fn load(catalog: &str, inventory: &str) -> (Catalog, Inventory) {
+    let (cat, diags) = crate::catalog::check(&source("c.toml", catalog.to_string()));
+    let cat = cat.unwrap_or_else(|| panic!("generated catalog invalid: {diags:?}\n{catalog}"));
+    let nodes = crate::inventory::load(&source("i.toml", inventory.to_string()))
+        .unwrap_or_else(|d| panic!("generated inventory invalid: {d:?}\n{inventory}"));
+    (cat, crate::inventory::merge(vec![nodes]).unwrap())
+}
+
+fn place_json(cat: &Catalog, inv: &Inventory, mode: Mode) -> String {
+    let p = plan(
+        cat,
+        inv,
+        Options {
+            mode,
+            ..Options::default()
+        },
+    );
+    let fleet = super::Fleet::new(inv);
+    let names = Names {
+        catalog: cat,
+        fleet: &fleet,
+    };
+    let mut out = Vec::new();
+    crate::report::place::json(&mut out, &names, &p).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError> {
+    let p = plan(cat, inv, Options::default());
+    let mut taken: HashSet<(usize, u32)> = HashSet::new();
+    for (ni, n) in inv.nodes.iter().enumerate() {
+        for a in &n.allocations {
+            for &g in &a.gpus {
+                taken.insert((ni, g));
+            }
+        }
+    }
+    let mut hosts: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    for d in &p.decisions {
+        let Decision::Placed(pl) = d else { continue };
+        let model = &cat.models[pl.model as usize];
+        let prof = &model.profiles[pl.profile as usize];
+        prop_assert_eq!(pl.nodes.len() as u32, prof.nodes);
+        let mut fabrics_seen = BTreeSet::new();
+        for a in &pl.nodes {
+            let n = &inv.nodes[a.node as usize];
+            prop_assert!(
+                n.state.schedulable(),
+                "placed on {} which is {:?}",
+                n.id,
+                n.state
+            );
+            if n.reports_engines() {
+                prop_assert!(n.engines.contains_key(prof.engine.name));
+            }
+            for (k, v) in &prof.node_selector {
+                prop_assert_eq!(n.labels.get(k), Some(v));
+            }
+            prop_assert_eq!(a.gpus.len() as u32, prof.gpus_per_node);
+            for &g in &a.gpus {
+                let gpu = &n.gpus[n.gpu_position(g).expect("a GPU of the node")];
+                prop_assert!(gpu.healthy, "unhealthy GPU chosen");
+                prop_assert_eq!(Some(&gpu.class), prof.gpu_class.as_ref(), "class mixing");
+                prop_assert!(
+                    taken.insert((a.node as usize, g)),
+                    "GPU {} of {} allocated twice",
+                    g,
+                    n.id
+                );
+            }
+            let owned = hosts.entry(pl.model).or_default();
+            prop_assert!(owned.insert(a.node), "two replicas of a model on one node");
+            if let Some(f) = pl.fabric {
+                let fabric = super::Fleet::new(inv).fabrics[f as usize].to_string();
+                let fab = n.fabric(&fabric);
+                prop_assert!(
+                    fab.is_some_and(|f| !f.hcas.is_empty()),
+                    "node not on the replica's fabric"
+                );
+                fabrics_seen.insert(fabric);
+            }
+        }
+        prop_assert!(fabrics_seen.len() <= 1, "replica across fabrics");
+        prop_assert_eq!(pl.fabric.is_some(), prof.nodes > 1);
+    }
+    let s = &p.summary;
+    prop_assert_eq!(s.placed + s.unplaced, s.wanted - s.existing);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fast_matches_reference_and_invariants_hold(
+        nodes in prop::collection::vec(node_strategy(), 0..24),
+        models in prop::collection::vec(model_strategy(), 0..5),
+        seed in any::<u64>(),
+    ) {
+        let order: Vec<usize> = (0..nodes.len()).collect();
+        let (cat, inv) = load(&catalog_text(&models), &inventory_text(&nodes, &order));
+        check_invariants(&cat, &inv)?;
+        let fast = place_json(&cat, &inv, Mode::Fast);
+        prop_assert_eq!(&fast, &place_json(&cat, &inv, Mode::Reference));
+        prop_assert_eq!(&fast, &place_json(&cat, &inv, Mode::Fast), "two runs differ");
+
+        // The same fleet written in another node order decides the same.
+        let mut shuffled = order.clone();
+        let mut x = seed;
+        for i in (1..shuffled.len()).rev() {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            shuffled.swap(i, (x >> 33) as usize % (i + 1));
+        }
+        let (cat2, inv2) = load(&catalog_text(&models), &inventory_text(&nodes, &shuffled));
+        prop_assert_eq!(&fast, &place_json(&cat2, &inv2, Mode::Fast));
+    }
+}
+
+#[test]
+fn explain_matches_the_plan_it_explains() {
+    // For every model, the explained attempts decide what `place` decided.
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 64,
+        ..ProptestConfig::default()
+    });
+    let strategy = (
+        prop::collection::vec(node_strategy(), 1..10),
+        prop::collection::vec(model_strategy(), 1..4),
+    );
+    runner
+        .run(&strategy, |(nodes, models)| {
+            let order: Vec<usize> = (0..nodes.len()).collect();
+            let (cat, inv) = load(&catalog_text(&models), &inventory_text(&nodes, &order));
+            let full = plan(&cat, &inv, Options::default());
+            for mi in 0..cat.models.len() {
+                let ex = plan(
+                    &cat,
+                    &inv,
+                    Options {
+                        explain: Some(mi),
+                        ..Options::default()
+                    },
+                );
+                let decided: Vec<_> = full
+                    .decisions
+                    .iter()
+                    .filter_map(|d| match d {
+                        Decision::Placed(p) if p.model == mi as u32 => {
+                            Some((p.replica, Some(p.clone())))
+                        }
+                        Decision::Unplaced { model, replica, .. } if *model == mi as u32 => {
+                            Some((*replica, None))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                let explained: Vec<_> = ex
+                    .attempts
+                    .iter()
+                    .map(|a| (a.replica, a.placement.clone()))
+                    .collect();
+                prop_assert_eq!(decided, explained);
+                for a in &ex.attempts {
+                    if a.placement.is_none() {
+                        let rej = full.decisions.iter().find_map(|d| match d {
+                            Decision::Unplaced {
+                                model,
+                                replica,
+                                rejections,
+                            } if *model == mi as u32 && *replica == a.replica => Some(rejections),
+                            _ => None,
+                        });
+                        prop_assert_eq!(rej, Some(&a.rejections));
+                    }
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+}
