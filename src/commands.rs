@@ -227,51 +227,12 @@ pub fn write_inventory(
 }
 
 fn completions(a: &cli::CompletionsArgs) -> Outcome {
-    stdout().write_all(&generate_completions(a.shell))?;
+    stdout().write_all(&crate::generate::completions(a.shell))?;
     Ok(Exit::Success)
 }
 
-pub fn generate_completions(shell: clap_complete::Shell) -> Vec<u8> {
-    use clap::CommandFactory;
-    let mut cmd = cli::Cli::command();
-    let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut cmd, "llmgw", &mut buf);
-    buf
-}
-
-/// Every man page: `llmgw.1` and one per (sub)command, as (file name, bytes).
-pub fn generate_man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
-    use clap::CommandFactory;
-    fn walk(
-        cmd: &clap::Command,
-        prefix: &str,
-        out: &mut Vec<(String, Vec<u8>)>,
-    ) -> std::io::Result<()> {
-        let name = if prefix.is_empty() {
-            cmd.get_name().to_string()
-        } else {
-            format!("{prefix}-{}", cmd.get_name())
-        };
-        let page = cmd.clone().name(name.clone());
-        let mut buf = Vec::new();
-        clap_mangen::Man::new(page).render(&mut buf)?;
-        out.push((format!("{name}.1"), buf));
-        for sub in cmd.get_subcommands() {
-            if sub.get_name() != "help" {
-                walk(sub, &name, out)?;
-            }
-        }
-        Ok(())
-    }
-    let mut cmd = cli::Cli::command();
-    cmd.build();
-    let mut out = Vec::new();
-    walk(&cmd, "", &mut out)?;
-    Ok(out)
-}
-
 fn man(a: &cli::ManArgs) -> Outcome {
-    let pages = generate_man_pages()?;
+    let pages = crate::generate::man_pages()?;
     match &a.dir {
         None => stdout().write_all(&pages[0].1)?,
         Some(dir) => {

@@ -61,6 +61,9 @@ codes! {
     GpuAllocatedTwice => "llmgw::inventory::gpu-allocated-twice", "a GPU held by two allocations";
     UnknownPeer => "llmgw::inventory::unknown-peer", "an NVLink peer that is not a GPU of the node";
     UnknownState => "llmgw::inventory::unknown-state", "a node state other than ready, cordoned, draining, down";
+    NoGpus => "llmgw::discover::no-gpus", "NVML reported no GPUs: a CPU-only node";
+    DefaultSubnetPrefix => "llmgw::discover::default-subnet-prefix", "an InfiniBand fabric named by its subnet manager, not its prefix";
+    ProbeFailed => "llmgw::discover::probe-failed", "an engine probe that timed out or failed";
     UnknownModel => "llmgw::cli::unknown-model", "a model name the catalog does not have";
     UnknownReplica => "llmgw::cli::unknown-replica", "a replica index the model does not have";
     BadArgument => "llmgw::cli::bad-argument", "a command-line value llmgw cannot use";

@@ -45,7 +45,7 @@ fn yaml(v: &serde_json::Value, indent: usize, out: &mut String, in_seq: bool) {
                 if !(in_seq && i == 0) {
                     out.push_str(&pad);
                 }
-                out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                out.push_str(&yaml_key(k));
                 out.push(':');
                 yaml_child(val, indent, out);
             }
@@ -89,6 +89,26 @@ fn yaml_child(val: &serde_json::Value, indent: usize, out: &mut String) {
             out.push_str(&inline(val));
             out.push('\n');
         }
+    }
+}
+
+/// A key is written bare when no YAML reader could take it for anything but
+/// a string; otherwise quoted.
+fn yaml_key(k: &str) -> String {
+    let plain = k
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !matches!(
+            k.to_ascii_lowercase().as_str(),
+            "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n"
+        );
+    if plain {
+        k.to_string()
+    } else {
+        serde_json::to_string(k).unwrap_or_default()
     }
 }
 

@@ -105,7 +105,7 @@ pub fn fabrics(
                         warned = true;
                         warnings.push(
                             Diag::warning(
-                                Code::Io,
+                                Code::DefaultSubnetPrefix,
                                 format!(
                                     "{} is on the default subnet prefix fe80::; naming its fabric by subnet manager (ib-sm{lid})",
                                     p.hca

@@ -82,7 +82,7 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
         Ok(f) => f,
         Err(why) => {
             warnings.push(
-                Diag::warning(Code::Io, format!("no GPUs reported: {why}"))
+                Diag::warning(Code::NoGpus, format!("no GPUs reported: {why}"))
                     .help("this node is reported as CPU-only; CPU-capable engines (llama.cpp, ollama) can still be placed here"),
             );
             Vec::new()
@@ -131,7 +131,7 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
                 }
                 Ok(false) => {}
                 Err(why) => warnings.push(
-                    Diag::warning(Code::Io, format!("{} left out: {why}", e.name))
+                    Diag::warning(Code::ProbeFailed, format!("{} left out: {why}", e.name))
                         .help("raise --probe-timeout, or check python3 on this node"),
                 ),
             }

@@ -1,0 +1,225 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'llmgw'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'llmgw' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('discover', 'discover', [CompletionResultType]::ParameterValue, 'Inspect this machine and print a one-node inventory')
+            [CompletionResult]::new('place', 'place', [CompletionResultType]::ParameterValue, 'Place every replica a catalog asks for')
+            [CompletionResult]::new('explain-placement', 'explain-placement', [CompletionResultType]::ParameterValue, 'Show, candidate by candidate, why each replica of one model went where it did')
+            [CompletionResult]::new('lint', 'lint', [CompletionResultType]::ParameterValue, 'Check catalogs for CI: every problem at once, each with its source span')
+            [CompletionResult]::new('engine-check', 'engine-check', [CompletionResultType]::ParameterValue, 'Find engines on PATH and run their version commands, safely')
+            [CompletionResult]::new('nodes', 'nodes', [CompletionResultType]::ParameterValue, 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk')
+            [CompletionResult]::new('inventory', 'inventory', [CompletionResultType]::ParameterValue, 'Work with inventory files')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page, or write one page per command into a folder')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'llmgw;discover' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Node config (default: /etc/llmgw/node.toml when present)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else toml)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write to this file (atomically) instead of stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write to this file (atomically) instead of stdout')
+            [CompletionResult]::new('--probe-timeout', '--probe-timeout', [CompletionResultType]::ParameterName, 'Seconds the SGLang probe may take')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'llmgw;place' {
+            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
+            [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'llmgw;explain-placement' {
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model to explain')
+            [CompletionResult]::new('--replica', '--replica', [CompletionResultType]::ParameterName, 'Only this replica index')
+            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
+            [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'List every rejection after the summary')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'List every rejection after the summary')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'llmgw;lint' {
+            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'Also check the catalogs against this fleet (repeat to merge several)')
+            [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'Also check the catalogs against this fleet (repeat to merge several)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--deny-warnings', '--deny-warnings', [CompletionResultType]::ParameterName, 'Exit 1 on warnings too')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'llmgw;engine-check' {
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Seconds a version command may take before its process group is killed')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'llmgw;nodes' {
+            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
+            [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'llmgw;inventory' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Join node snapshots into one inventory')
+            [CompletionResult]::new('synth', 'synth', [CompletionResultType]::ParameterValue, 'Write a synthetic fleet inventory for capacity planning')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'llmgw;inventory;merge' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format for stdout (default toml)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'llmgw;inventory;synth' {
+            [CompletionResult]::new('--cordoned', '--cordoned', [CompletionResultType]::ParameterName, 'Fraction of nodes made cordoned, 0 to 1')
+            [CompletionResult]::new('--load', '--load', [CompletionResultType]::ParameterName, 'Fraction of GPUs already allocated, 0 to 1')
+            [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed, so the same command writes the same fleet')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'Prefix of node ids')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format for stdout (default toml)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'llmgw;inventory;help' {
+            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Join node snapshots into one inventory')
+            [CompletionResult]::new('synth', 'synth', [CompletionResultType]::ParameterValue, 'Write a synthetic fleet inventory for capacity planning')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'llmgw;inventory;help;merge' {
+            break
+        }
+        'llmgw;inventory;help;synth' {
+            break
+        }
+        'llmgw;inventory;help;help' {
+            break
+        }
+        'llmgw;completions' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'llmgw;man' {
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Write llmgw.1 and one page per command here instead of printing llmgw.1')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'llmgw;help' {
+            [CompletionResult]::new('discover', 'discover', [CompletionResultType]::ParameterValue, 'Inspect this machine and print a one-node inventory')
+            [CompletionResult]::new('place', 'place', [CompletionResultType]::ParameterValue, 'Place every replica a catalog asks for')
+            [CompletionResult]::new('explain-placement', 'explain-placement', [CompletionResultType]::ParameterValue, 'Show, candidate by candidate, why each replica of one model went where it did')
+            [CompletionResult]::new('lint', 'lint', [CompletionResultType]::ParameterValue, 'Check catalogs for CI: every problem at once, each with its source span')
+            [CompletionResult]::new('engine-check', 'engine-check', [CompletionResultType]::ParameterValue, 'Find engines on PATH and run their version commands, safely')
+            [CompletionResult]::new('nodes', 'nodes', [CompletionResultType]::ParameterValue, 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk')
+            [CompletionResult]::new('inventory', 'inventory', [CompletionResultType]::ParameterValue, 'Work with inventory files')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page, or write one page per command into a folder')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'llmgw;help;discover' {
+            break
+        }
+        'llmgw;help;place' {
+            break
+        }
+        'llmgw;help;explain-placement' {
+            break
+        }
+        'llmgw;help;lint' {
+            break
+        }
+        'llmgw;help;engine-check' {
+            break
+        }
+        'llmgw;help;nodes' {
+            break
+        }
+        'llmgw;help;inventory' {
+            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Join node snapshots into one inventory')
+            [CompletionResult]::new('synth', 'synth', [CompletionResultType]::ParameterValue, 'Write a synthetic fleet inventory for capacity planning')
+            break
+        }
+        'llmgw;help;inventory;merge' {
+            break
+        }
+        'llmgw;help;inventory;synth' {
+            break
+        }
+        'llmgw;help;completions' {
+            break
+        }
+        'llmgw;help;man' {
+            break
+        }
+        'llmgw;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

@@ -1,0 +1,191 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[llmgw] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'llmgw'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'llmgw'= {
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand discover 'Inspect this machine and print a one-node inventory'
+            cand place 'Place every replica a catalog asks for'
+            cand explain-placement 'Show, candidate by candidate, why each replica of one model went where it did'
+            cand lint 'Check catalogs for CI: every problem at once, each with its source span'
+            cand engine-check 'Find engines on PATH and run their version commands, safely'
+            cand nodes 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk'
+            cand inventory 'Work with inventory files'
+            cand completions 'Print shell completions'
+            cand man 'Print the man page, or write one page per command into a folder'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'llmgw;discover'= {
+            cand --config 'Node config (default: /etc/llmgw/node.toml when present)'
+            cand --format 'Output format (default: from the extension of -o, else toml)'
+            cand -o 'Write to this file (atomically) instead of stdout'
+            cand --output 'Write to this file (atomically) instead of stdout'
+            cand --probe-timeout 'Seconds the SGLang probe may take'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;place'= {
+            cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
+            cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
+            cand --format 'Output format'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;explain-placement'= {
+            cand --model 'The model to explain'
+            cand --replica 'Only this replica index'
+            cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
+            cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
+            cand --format 'Output format'
+            cand -v 'List every rejection after the summary'
+            cand --verbose 'List every rejection after the summary'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;lint'= {
+            cand -i 'Also check the catalogs against this fleet (repeat to merge several)'
+            cand --inventory 'Also check the catalogs against this fleet (repeat to merge several)'
+            cand --format 'Output format'
+            cand --deny-warnings 'Exit 1 on warnings too'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;engine-check'= {
+            cand --timeout 'Seconds a version command may take before its process group is killed'
+            cand --format 'Output format'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;nodes'= {
+            cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
+            cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
+            cand --format 'Output format'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;inventory'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand merge 'Join node snapshots into one inventory'
+            cand synth 'Write a synthetic fleet inventory for capacity planning'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'llmgw;inventory;merge'= {
+            cand -o 'Write here (atomically) instead of stdout; the format follows the extension'
+            cand --output 'Write here (atomically) instead of stdout; the format follows the extension'
+            cand --format 'Output format for stdout (default toml)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;inventory;synth'= {
+            cand --cordoned 'Fraction of nodes made cordoned, 0 to 1'
+            cand --load 'Fraction of GPUs already allocated, 0 to 1'
+            cand --seed 'Seed, so the same command writes the same fleet'
+            cand --prefix 'Prefix of node ids'
+            cand -o 'Write here (atomically) instead of stdout; the format follows the extension'
+            cand --output 'Write here (atomically) instead of stdout; the format follows the extension'
+            cand --format 'Output format for stdout (default toml)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;inventory;help'= {
+            cand merge 'Join node snapshots into one inventory'
+            cand synth 'Write a synthetic fleet inventory for capacity planning'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'llmgw;inventory;help;merge'= {
+        }
+        &'llmgw;inventory;help;synth'= {
+        }
+        &'llmgw;inventory;help;help'= {
+        }
+        &'llmgw;completions'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;man'= {
+            cand --dir 'Write llmgw.1 and one page per command here instead of printing llmgw.1'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;help'= {
+            cand discover 'Inspect this machine and print a one-node inventory'
+            cand place 'Place every replica a catalog asks for'
+            cand explain-placement 'Show, candidate by candidate, why each replica of one model went where it did'
+            cand lint 'Check catalogs for CI: every problem at once, each with its source span'
+            cand engine-check 'Find engines on PATH and run their version commands, safely'
+            cand nodes 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk'
+            cand inventory 'Work with inventory files'
+            cand completions 'Print shell completions'
+            cand man 'Print the man page, or write one page per command into a folder'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'llmgw;help;discover'= {
+        }
+        &'llmgw;help;place'= {
+        }
+        &'llmgw;help;explain-placement'= {
+        }
+        &'llmgw;help;lint'= {
+        }
+        &'llmgw;help;engine-check'= {
+        }
+        &'llmgw;help;nodes'= {
+        }
+        &'llmgw;help;inventory'= {
+            cand merge 'Join node snapshots into one inventory'
+            cand synth 'Write a synthetic fleet inventory for capacity planning'
+        }
+        &'llmgw;help;inventory;merge'= {
+        }
+        &'llmgw;help;inventory;synth'= {
+        }
+        &'llmgw;help;completions'= {
+        }
+        &'llmgw;help;man'= {
+        }
+        &'llmgw;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,117 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_llmgw_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_llmgw_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_llmgw_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_llmgw_using_subcommand
+    set -l cmd (__fish_llmgw_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c llmgw -n "__fish_llmgw_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c llmgw -n "__fish_llmgw_needs_command" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "discover" -d 'Inspect this machine and print a one-node inventory'
+complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "place" -d 'Place every replica a catalog asks for'
+complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "explain-placement" -d 'Show, candidate by candidate, why each replica of one model went where it did'
+complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "lint" -d 'Check catalogs for CI: every problem at once, each with its source span'
+complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "engine-check" -d 'Find engines on PATH and run their version commands, safely'
+complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "nodes" -d 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk'
+complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "inventory" -d 'Work with inventory files'
+complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "completions" -d 'Print shell completions'
+complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "man" -d 'Print the man page, or write one page per command into a folder'
+complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l config -d 'Node config (default: /etc/llmgw/node.toml when present)' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l format -d 'Output format (default: from the extension of -o, else toml)' -r -f -a "toml\t''
+json\t''
+yaml\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -s o -l output -d 'Write to this file (atomically) instead of stdout' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l probe-timeout -d 'Seconds the SGLang probe may take' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l format -d 'Output format' -r -f -a "human\t''
+json\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l model -d 'The model to explain' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l replica -d 'Only this replica index' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l format -d 'Output format' -r -f -a "human\t''
+json\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s v -l verbose -d 'List every rejection after the summary'
+complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -s i -l inventory -d 'Also check the catalogs against this fleet (repeat to merge several)' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -l format -d 'Output format' -r -f -a "human\t''
+json\t''
+github\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -l deny-warnings -d 'Exit 1 on warnings too'
+complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -l timeout -d 'Seconds a version command may take before its process group is killed' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -l format -d 'Output format' -r -f -a "human\t''
+json\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -l format -d 'Output format' -r -f -a "human\t''
+json\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -f -a "merge" -d 'Join node snapshots into one inventory'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from merge" -s o -l output -d 'Write here (atomically) instead of stdout; the format follows the extension' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from merge" -l format -d 'Output format for stdout (default toml)' -r -f -a "toml\t''
+json\t''
+yaml\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from merge" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from merge" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l cordoned -d 'Fraction of nodes made cordoned, 0 to 1' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l load -d 'Fraction of GPUs already allocated, 0 to 1' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l seed -d 'Seed, so the same command writes the same fleet' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l prefix -d 'Prefix of node ids' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -s o -l output -d 'Write here (atomically) instead of stdout; the format follows the extension' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l format -d 'Output format for stdout (default toml)' -r -f -a "toml\t''
+json\t''
+yaml\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "merge" -d 'Join node snapshots into one inventory'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand completions" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand man" -l dir -d 'Write llmgw.1 and one page per command here instead of printing llmgw.1' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand man" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand man" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory completions man help" -f -a "discover" -d 'Inspect this machine and print a one-node inventory'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory completions man help" -f -a "place" -d 'Place every replica a catalog asks for'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory completions man help" -f -a "explain-placement" -d 'Show, candidate by candidate, why each replica of one model went where it did'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory completions man help" -f -a "lint" -d 'Check catalogs for CI: every problem at once, each with its source span'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory completions man help" -f -a "engine-check" -d 'Find engines on PATH and run their version commands, safely'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory completions man help" -f -a "nodes" -d 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory completions man help" -f -a "inventory" -d 'Work with inventory files'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory completions man help" -f -a "completions" -d 'Print shell completions'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory completions man help" -f -a "man" -d 'Print the man page, or write one page per command into a folder'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "merge" -d 'Join node snapshots into one inventory'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'

@@ -1,0 +1,90 @@
+//! The loaders take whatever bytes a user hands them: arbitrary input and
+//! mutated valid files give diagnostics, never a panic.
+
+use llmgw::diag::source;
+use proptest::prelude::*;
+
+const CATALOG: &str = include_str!("../catalog/fleet.toml");
+const INVENTORY: &str = include_str!("../examples/fleet.toml");
+const NAMES: &[&str] = &["x.toml", "x.yaml", "x.json"];
+
+fn load_all(name: &str, text: &str) {
+    let src = source(name, text.to_string());
+    let (_, diags) = llmgw::catalog::check(&src);
+    let _ = llmgw::inventory::load(&src);
+    let _ = llmgw::diag::render(&diags, false);
+    for d in &diags {
+        let _ = d.line_col();
+        // Every span points inside the text it names.
+        for (span, _) in &d.labels {
+            assert!(
+                span.end <= text.len() && span.start <= span.end,
+                "{name}: {span:?} for {}",
+                d.message
+            );
+        }
+    }
+}
+
+/// Valid files in all three syntaxes, to mutate.
+fn seeds() -> Vec<(&'static str, String)> {
+    let inv =
+        llmgw::load::inventories(&[concat!(env!("CARGO_MANIFEST_DIR"), "/examples/fleet.toml")])
+            .unwrap();
+    let json = llmgw::output::render_inventory(&inv, llmgw::cli::DataFormat::Json).unwrap();
+    let yaml = llmgw::output::render_inventory(&inv, llmgw::cli::DataFormat::Yaml).unwrap();
+    vec![
+        ("x.toml", CATALOG.to_string()),
+        ("x.toml", INVENTORY.to_string()),
+        ("x.json", json),
+        ("x.yaml", yaml),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_text_never_panics(text in ".{0,400}", which in 0..3usize) {
+        load_all(NAMES[which], &text);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300), which in 0..3usize) {
+        load_all(NAMES[which], &String::from_utf8_lossy(&bytes));
+    }
+
+    #[test]
+    fn mutated_valid_files_never_panic(
+        seed in 0..4usize,
+        edits in prop::collection::vec((any::<prop::sample::Index>(), 0..4u8, "[\\[\\]{}\"'=:,#0-9a-z\\n -]{0,6}"), 1..6),
+    ) {
+        let seeds = seeds();
+        let (name, mut text) = seeds[seed].clone();
+        for (at, kind, piece) in edits {
+            let mut i = at.index(text.len().max(1)).min(text.len());
+            while !text.is_char_boundary(i) { i -= 1; }
+            match kind {
+                0 => text.insert_str(i, &piece),
+                1 => { let end = (i + piece.len() + 1).min(text.len()); let mut e = end; while !text.is_char_boundary(e) { e -= 1; } text.replace_range(i..e, ""); }
+                2 => { let end = (i + piece.len()).min(text.len()); let mut e = end; while !text.is_char_boundary(e) { e -= 1; } text.replace_range(i..e, &piece); }
+                _ => text.truncate(i),
+            }
+        }
+        load_all(name, &text);
+    }
+}
+
+#[test]
+fn seeds_are_valid_in_every_format() {
+    for (name, text) in seeds() {
+        let src = source(name, text);
+        if src.inner().contains("[[model]]") {
+            assert!(llmgw::catalog::check(&src).0.is_some());
+        } else {
+            let nodes = llmgw::inventory::load(&src)
+                .unwrap_or_else(|d| panic!("{name}: {}", llmgw::diag::render(&d, false)));
+            assert_eq!(nodes.len(), 13, "{name}");
+        }
+    }
+}
