@@ -82,12 +82,9 @@ pub fn check(src: &Source) -> (Option<Catalog>, Vec<Diag>) {
     let root = match doc::parse(text, doc::Format::from_path(src.name())) {
         Ok(root) => root,
         Err(e) => {
-            let d = Diag::error(
-                Code::Syntax,
-                format!("{} is not a valid catalog: {}", src.name(), e.message),
-            )
-            .at(src, e.span, "here")
-            .help("fix the syntax; lint shows the rest once the file parses");
+            let d = Diag::error(Code::Syntax, format!("{} is not a valid catalog: {}", src.name(), e.message))
+                .at(src, e.span, "here")
+                .help("fix the syntax; lint shows the rest once the file parses");
             return (None, vec![d]);
         }
     };
@@ -109,10 +106,7 @@ pub fn check(src: &Source) -> (Option<Catalog>, Vec<Diag>) {
     let ok = !had_errors && !dec.diags.iter().any(Diag::is_error);
     let mut diags = dec.diags;
     crate::diag::sort(&mut diags);
-    let catalog = ok.then(|| Catalog {
-        src: src.clone(),
-        models,
-    });
+    let catalog = ok.then(|| Catalog { src: src.clone(), models });
     (catalog, diags)
 }
 
@@ -144,23 +138,11 @@ fn model(dec: &mut Decoder, node: &doc::Node<'_>) -> Option<Model> {
     t.finish(dec, MODEL_FIELDS);
     if let Some(name) = &name {
         if name.is_empty() {
-            dec.error(
-                Code::MissingField,
-                name_span,
-                "a model's name is empty".into(),
-                "empty",
-                None,
-            );
+            dec.error(Code::MissingField, name_span, "a model's name is empty".into(), "empty", None);
         }
     }
     let (name, replicas) = (name?, replicas?);
-    profiles_ok.then_some(Model {
-        name,
-        name_span,
-        source,
-        replicas,
-        profiles,
-    })
+    profiles_ok.then_some(Model { name, name_span, source, replicas, profiles })
 }
 
 fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) -> Option<Profile> {
@@ -177,12 +159,8 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
     let nodes = nodes_node.map(|n| dec.int(n, "nodes"));
     let priority_node = t.get("priority");
     let priority = priority_node.map(|n| dec.int(n, "priority"));
-    let selector = t
-        .get("node_selector")
-        .map(|n| dec.string_map(n, "node_selector"));
-    let min_memory = t
-        .get("min_memory_gb")
-        .map(|n| dec.uint(n, "min_memory_gb", u64::MAX >> 1));
+    let selector = t.get("node_selector").map(|n| dec.string_map(n, "node_selector"));
+    let min_memory = t.get("min_memory_gb").map(|n| dec.uint(n, "min_memory_gb", u64::MAX >> 1));
     let disk_node = t.get("min_disk_gb");
     let min_disk = disk_node.map(|n| dec.uint(n, "min_disk_gb", u64::MAX >> 1));
     let source = t.get("source").and_then(|n| dec.string(n, "source"));
@@ -198,10 +176,7 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
             None => {
                 let help = match did_you_mean(e, engines::names()) {
                     Some(s) => format!("did you mean `{s}`?"),
-                    None => format!(
-                        "known engines: {}",
-                        engines::names().collect::<Vec<_>>().join(", ")
-                    ),
+                    None => format!("known engines: {}", engines::names().collect::<Vec<_>>().join(", ")),
                 };
                 dec.error(
                     Code::UnknownEngine,
@@ -219,35 +194,19 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
     if let Some(c) = &gpu_class {
         if c.is_empty() {
             let span = class_node.map_or(span, |n| n.span);
-            dec.error(
-                Code::WrongType,
-                span,
-                "`gpu_class` is empty".into(),
-                "no class left after normalising",
-                None,
-            );
+            dec.error(Code::WrongType, span, "`gpu_class` is empty".into(), "no class left after normalising", None);
             ok = false;
         }
     }
     if let (Some(engine), None, false) = (engine, &gpu_class, misspelt) {
         if !engine.cpu_capable {
-            let cpu: Vec<_> = engines::ENGINES
-                .iter()
-                .filter(|e| e.cpu_capable)
-                .map(|e| e.name)
-                .collect();
+            let cpu: Vec<_> = engines::ENGINES.iter().filter(|e| e.cpu_capable).map(|e| e.name).collect();
             dec.error(
                 Code::GpuClassRequired,
                 engine_span,
-                format!(
-                    "{} needs a GPU, but this profile has no `gpu_class`",
-                    engine.name
-                ),
+                format!("{} needs a GPU, but this profile has no `gpu_class`", engine.name),
                 "GPU-only engine",
-                Some(format!(
-                    "add `gpu_class = \"...\"`, or use a CPU-capable engine ({})",
-                    cpu.join(", ")
-                )),
+                Some(format!("add `gpu_class = \"...\"`, or use a CPU-capable engine ({})", cpu.join(", "))),
             );
             ok = false;
         }
@@ -301,13 +260,7 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         None => Some(Vec::new()),
         Some(None) => None,
         Some(Some(entries)) => {
-            for MapEntry {
-                key,
-                key_span,
-                value,
-                value_span,
-            } in &entries
-            {
+            for MapEntry { key, key_span, value, value_span } in &entries {
                 let bad = if key.is_empty() {
                     Some((*key_span, "empty label key"))
                 } else if value.is_empty() {
@@ -362,13 +315,10 @@ fn cross_checks(dec: &mut Decoder, models: &[Model]) {
     let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
     for m in models {
         if let Some(first) = seen.get(m.name.as_str()) {
-            let d = Diag::error(
-                Code::DuplicateModel,
-                format!("model `{}` is defined twice", m.name),
-            )
-            .at(&dec.src, m.name_span, "defined again here")
-            .label(*first, "first defined here")
-            .help("model names must be unique in a catalog: rename one, or merge their profiles");
+            let d = Diag::error(Code::DuplicateModel, format!("model `{}` is defined twice", m.name))
+                .at(&dec.src, m.name_span, "defined again here")
+                .label(*first, "first defined here")
+                .help("model names must be unique in a catalog: rename one, or merge their profiles");
             dec.push(d);
         } else {
             seen.insert(&m.name, m.name_span);
@@ -401,10 +351,7 @@ fn cross_checks(dec: &mut Decoder, models: &[Model]) {
             if let Some(q) = m.profiles[..i].iter().find(|q| q.priority == p.priority) {
                 let d = Diag::warning(
                     Code::EqualPriority,
-                    format!(
-                        "profiles `{}` and `{}` of `{}` share priority {}",
-                        q.name, p.name, m.name, p.priority
-                    ),
+                    format!("profiles `{}` and `{}` of `{}` share priority {}", q.name, p.name, m.name, p.priority),
                 )
                 .at(&dec.src, p.priority_span, "same priority")
                 .label(q.priority_span, "as this one")
@@ -414,12 +361,9 @@ fn cross_checks(dec: &mut Decoder, models: &[Model]) {
             }
         }
         if m.profiles.is_empty() && m.replicas > 0 {
-            let d = Diag::warning(
-                Code::NoProfiles,
-                format!("model `{}` has no profile", m.name),
-            )
-            .at(&dec.src, m.name_span, "nothing to place it with")
-            .help("add a [[model.profile]], or set replicas = 0");
+            let d = Diag::warning(Code::NoProfiles, format!("model `{}` has no profile", m.name))
+                .at(&dec.src, m.name_span, "nothing to place it with")
+                .help("add a [[model.profile]], or set replicas = 0");
             dec.push(d);
         }
     }
@@ -454,25 +398,16 @@ pub fn fleet_checks(cat: &Catalog, inv: &crate::inventory::Inventory) -> Vec<Dia
                     None => {
                         let help = match did_you_mean(class, most_per_class.keys().copied()) {
                             Some(s) => format!("did you mean `{s}`?"),
-                            None if most_per_class.is_empty() => {
-                                "the inventory has no GPUs at all".to_string()
-                            }
+                            None if most_per_class.is_empty() => "the inventory has no GPUs at all".to_string(),
                             None => format!(
                                 "the inventory's classes are: {}",
-                                most_per_class
-                                    .keys()
-                                    .copied()
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
+                                most_per_class.keys().copied().collect::<Vec<_>>().join(", ")
                             ),
                         };
                         out.push(
                             Diag::warning(
                                 Code::UnknownGpuClass,
-                                format!(
-                                    "no node has a `{class}` GPU (profile `{}` of `{}`)",
-                                    p.name, m.name
-                                ),
+                                format!("no node has a `{class}` GPU (profile `{}` of `{}`)", p.name, m.name),
                             )
                             .at(&cat.src, p.class_span, "no such class in the fleet")
                             .help(help),

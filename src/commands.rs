@@ -32,13 +32,9 @@ fn stdout() -> std::io::StdoutLock<'static> {
 /// The fleet: the inventory files given, or this machine discovered live.
 fn fleet_inventory(flag: &cli::InventoryFlag) -> Result<Inventory, crate::Failure> {
     if flag.inventory.is_empty() {
-        let (node, warnings) =
-            crate::discovery::discover(&crate::discovery::Machine::local(None, None)?);
+        let (node, warnings) = crate::discovery::discover(&crate::discovery::Machine::local(None, None)?);
         if !warnings.is_empty() {
-            eprint!(
-                "{}",
-                crate::diag::render(&warnings, crate::diag::colour_for_stderr())
-            );
+            eprint!("{}", crate::diag::render(&warnings, crate::diag::colour_for_stderr()));
         }
         return Ok(Inventory { nodes: vec![node] });
     }
@@ -46,51 +42,60 @@ fn fleet_inventory(flag: &cli::InventoryFlag) -> Result<Inventory, crate::Failur
 }
 
 fn place(a: &cli::PlaceArgs) -> Outcome {
+    let mut t = Timings::start();
     let catalog = load::catalog(&a.catalog)?;
+    t.lap("parse catalog");
     let inv = fleet_inventory(&a.inventory)?;
+    t.lap("parse inventory");
     let plan = placement::plan(&catalog, &inv, Options::default());
+    t.lap("placement");
     let fleet = Fleet::new(&inv);
-    let names = Names {
-        catalog: &catalog,
-        fleet: &fleet,
-    };
+    let names = Names { catalog: &catalog, fleet: &fleet };
     match a.format {
         OutputFormat::Json => report::place::json(stdout(), &names, &plan)?,
-        OutputFormat::Human => {
-            stdout().write_all(report::place::human(&names, &plan).as_bytes())?
+        OutputFormat::Human => stdout().write_all(report::place::human(&names, &plan).as_bytes())?,
+    }
+    t.lap("output");
+    t.report();
+    Ok(if plan.summary.unplaced > 0 { Exit::No } else { Exit::Success })
+}
+
+/// Phase timings on stderr when `LLMGW_TIMINGS` is set, for the scale check.
+struct Timings {
+    on: bool,
+    last: std::time::Instant,
+    laps: Vec<(&'static str, std::time::Duration)>,
+}
+
+impl Timings {
+    fn start() -> Self {
+        Timings { on: std::env::var_os("LLMGW_TIMINGS").is_some(), last: std::time::Instant::now(), laps: Vec::new() }
+    }
+    fn lap(&mut self, what: &'static str) {
+        let now = std::time::Instant::now();
+        self.laps.push((what, now - self.last));
+        self.last = now;
+    }
+    fn report(&self) {
+        if self.on {
+            let parts: Vec<String> =
+                self.laps.iter().map(|(w, d)| format!("{w} {:.0} ms", d.as_secs_f64() * 1000.0)).collect();
+            eprintln!("timings: {}", parts.join(", "));
         }
     }
-    Ok(if plan.summary.unplaced > 0 {
-        Exit::No
-    } else {
-        Exit::Success
-    })
 }
 
 fn explain(a: &cli::ExplainArgs) -> Outcome {
     let catalog = load::catalog(&a.catalog)?;
     let Some(mi) = catalog.models.iter().position(|m| m.name == a.model) else {
-        let mut d = Diag::error(
-            Code::UnknownModel,
-            format!("the catalog has no model `{}`", a.model),
-        );
-        d.help = Some(
-            match crate::diag::did_you_mean(
-                &a.model,
-                catalog.models.iter().map(|m| m.name.as_str()),
-            ) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None => format!(
-                    "its models are: {}",
-                    catalog
-                        .models
-                        .iter()
-                        .map(|m| m.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            },
-        );
+        let mut d = Diag::error(Code::UnknownModel, format!("the catalog has no model `{}`", a.model));
+        d.help = Some(match crate::diag::did_you_mean(&a.model, catalog.models.iter().map(|m| m.name.as_str())) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!(
+                "its models are: {}",
+                catalog.models.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        });
         return Err(d.into());
     };
     let model = &catalog.models[mi];
@@ -98,57 +103,31 @@ fn explain(a: &cli::ExplainArgs) -> Outcome {
         if r >= model.replicas {
             let d = Diag::error(
                 Code::UnknownReplica,
-                format!(
-                    "model `{}` has replicas 0..{}, not {r}",
-                    model.name, model.replicas
-                ),
+                format!("model `{}` has replicas 0..{}, not {r}", model.name, model.replicas),
             )
-            .help(format!(
-                "the catalog asks for {} replica(s); pick an index below that",
-                model.replicas
-            ));
+            .help(format!("the catalog asks for {} replica(s); pick an index below that", model.replicas));
             return Err(d.into());
         }
     }
     let inv = fleet_inventory(&a.inventory)?;
-    let plan = placement::plan(
-        &catalog,
-        &inv,
-        Options {
-            explain: Some(mi),
-            ..Options::default()
-        },
-    );
+    let plan = placement::plan(&catalog, &inv, Options { explain: Some(mi), ..Options::default() });
     let fleet = Fleet::new(&inv);
-    let names = Names {
-        catalog: &catalog,
-        fleet: &fleet,
-    };
-    let attempts: Vec<_> = plan
-        .attempts
-        .iter()
-        .filter(|at| a.replica.is_none_or(|r| r == at.replica))
-        .collect();
+    let names = Names { catalog: &catalog, fleet: &fleet };
+    let attempts: Vec<_> = plan.attempts.iter().filter(|at| a.replica.is_none_or(|r| r == at.replica)).collect();
     match a.format {
         OutputFormat::Json => report::explain::json(stdout(), &names, mi as u32, &attempts)?,
         OutputFormat::Human => {
             let mut text = report::explain::human(&names, &plan, mi as u32, &attempts, a.verbose);
             if let Some(r) = a.replica {
                 if attempts.is_empty() {
-                    text.push_str(&format!(
-                        "\nreplica {r} already runs; there is nothing to decide for it\n"
-                    ));
+                    text.push_str(&format!("\nreplica {r} already runs; there is nothing to decide for it\n"));
                 }
             }
             stdout().write_all(text.as_bytes())?;
         }
     }
     let unplaced = attempts.iter().any(|at| at.placement.is_none());
-    let _ = plan
-        .decisions
-        .iter()
-        .filter(|d| matches!(d, Decision::Unplaced { .. }))
-        .count();
+    let _ = plan.decisions.iter().filter(|d| matches!(d, Decision::Unplaced { .. })).count();
     Ok(if unplaced { Exit::No } else { Exit::Success })
 }
 
@@ -164,11 +143,7 @@ fn nodes(a: &cli::NodesArgs) -> Outcome {
 
 fn lint(a: &cli::LintArgs) -> Outcome {
     // A fleet that cannot be read is unusable input, not a lint finding.
-    let inv = if a.inventory.is_empty() {
-        None
-    } else {
-        Some(load::inventories(&a.inventory)?)
-    };
+    let inv = if a.inventory.is_empty() { None } else { Some(load::inventories(&a.inventory)?) };
     let mut all = Vec::new();
     for path in &a.catalogs {
         let src = load::read(path)?;
@@ -196,9 +171,7 @@ fn lint(a: &cli::LintArgs) -> Outcome {
             std::io::stderr().write_all(text.as_bytes())?;
         }
     }
-    let failing = all
-        .iter()
-        .any(|d| d.severity == Severity::Error || a.deny_warnings);
+    let failing = all.iter().any(|d| d.severity == Severity::Error || a.deny_warnings);
     Ok(if failing { Exit::No } else { Exit::Success })
 }
 
@@ -208,18 +181,13 @@ fn merge(a: &cli::MergeArgs) -> Outcome {
 }
 
 /// Prints an inventory, or writes it atomically where `-o` says.
-pub fn write_inventory(
-    inv: &Inventory,
-    path: Option<&std::path::Path>,
-    format: Option<cli::DataFormat>,
-) -> Outcome {
+pub fn write_inventory(inv: &Inventory, path: Option<&std::path::Path>, format: Option<cli::DataFormat>) -> Outcome {
     let format = output::format_for(path, format);
     let text = output::render_inventory(inv, format)
         .map_err(|e| Diag::error(Code::Io, format!("cannot write the inventory: {e}")))?;
     match path {
         Some(p) => output::write_atomic(p, text.as_bytes()).map_err(|e| {
-            Diag::error(Code::Io, format!("cannot write {}: {e}", p.display()))
-                .help("nothing was written")
+            Diag::error(Code::Io, format!("cannot write {}: {e}", p.display())).help("nothing was written")
         })?,
         None => stdout().write_all(text.as_bytes())?,
     }

@@ -20,24 +20,14 @@ pub struct Table<'v, 'a> {
 
 impl Decoder {
     pub fn new(src: Source) -> Self {
-        Decoder {
-            src,
-            diags: Vec::new(),
-        }
+        Decoder { src, diags: Vec::new() }
     }
 
     pub fn push(&mut self, d: Diag) {
         self.diags.push(d);
     }
 
-    pub fn error(
-        &mut self,
-        code: Code,
-        span: Span,
-        message: String,
-        label: &str,
-        help: Option<String>,
-    ) {
+    pub fn error(&mut self, code: Code, span: Span, message: String, label: &str, help: Option<String>) {
         let mut d = Diag::error(code, message).at(&self.src, span, label);
         d.help = help;
         self.diags.push(d);
@@ -53,22 +43,13 @@ impl Decoder {
         );
     }
 
-    pub fn table<'v, 'a>(
-        &mut self,
-        node: &'v Node<'a>,
-        what: &'static str,
-    ) -> Option<Table<'v, 'a>> {
+    pub fn table<'v, 'a>(&mut self, node: &'v Node<'a>, what: &'static str) -> Option<Table<'v, 'a>> {
         let Value::Table(entries) = &node.value else {
             self.wrong_type(node, what, "a table");
             return None;
         };
         self.check_duplicate_keys(entries);
-        Some(Table {
-            entries,
-            used: vec![false; entries.len()],
-            span: node.span,
-            what,
-        })
+        Some(Table { entries, used: vec![false; entries.len()], span: node.span, what })
     }
 
     fn check_duplicate_keys(&mut self, entries: &[Entry<'_>]) {
@@ -77,18 +58,37 @@ impl Decoder {
         if entries.len() < 2 {
             return;
         }
-        let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
-        for e in entries {
-            if let Some(first) = seen.get(e.key.as_ref()) {
-                let d = Diag::error(Code::DuplicateKey, format!("`{}` is given twice", e.key))
-                    .at(&self.src, e.key_span, "given again here")
-                    .label(*first, "first given here")
-                    .help("keep one of the two");
-                self.diags.push(d);
-            } else {
-                seen.insert(e.key.as_ref(), e.key_span);
+        // Tables here are small (a GPU has nine fields): comparing each key
+        // with the ones before it beats hashing; labels can be larger.
+        let first_of = |i: usize| -> Option<Span> {
+            let key = entries[i].key.as_ref();
+            entries[..i].iter().find(|e| e.key == key).map(|e| e.key_span)
+        };
+        if entries.len() <= 32 {
+            for (i, e) in entries.iter().enumerate() {
+                if let Some(first) = first_of(i) {
+                    self.duplicate(e, first);
+                }
+            }
+        } else {
+            let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
+            for e in entries {
+                match seen.get(e.key.as_ref()) {
+                    Some(first) => self.duplicate(e, *first),
+                    None => {
+                        seen.insert(e.key.as_ref(), e.key_span);
+                    }
+                }
             }
         }
+    }
+
+    fn duplicate(&mut self, e: &Entry<'_>, first: Span) {
+        let d = Diag::error(Code::DuplicateKey, format!("`{}` is given twice", e.key))
+            .at(&self.src, e.key_span, "given again here")
+            .label(first, "first given here")
+            .help("keep one of the two");
+        self.diags.push(d);
     }
 
     pub fn string(&mut self, node: &Node<'_>, field: &str) -> Option<String> {
@@ -160,12 +160,7 @@ impl Decoder {
         ok.then_some(out)
     }
 
-    pub fn uint_list(
-        &mut self,
-        node: &Node<'_>,
-        field: &str,
-        max: u64,
-    ) -> Option<Vec<(u64, Span)>> {
+    pub fn uint_list(&mut self, node: &Node<'_>, field: &str, max: u64) -> Option<Vec<(u64, Span)>> {
         let items = self.array(node, field)?;
         let mut out = Vec::with_capacity(items.len());
         let mut ok = true;
@@ -239,11 +234,7 @@ impl<'v, 'a> Table<'v, 'a> {
         let start = self.span.start.min(text.len());
         let end = self.span.end.min(text.len());
         let line_end = text[start..end].find('\n').map_or(end, |i| start + i);
-        if line_end > start {
-            Span::new(start, line_end)
-        } else {
-            self.span
-        }
+        if line_end > start { Span::new(start, line_end) } else { self.span }
     }
 
     /// Reports every field that nobody asked for; returns how many.

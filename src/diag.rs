@@ -7,9 +7,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use miette::{
-    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode,
-};
+use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode};
 
 use crate::doc::Span;
 
@@ -95,20 +93,10 @@ pub struct Diag {
 
 impl Diag {
     pub fn error(code: Code, message: impl Into<String>) -> Self {
-        Diag {
-            severity: Severity::Error,
-            code,
-            message: message.into(),
-            src: None,
-            labels: Vec::new(),
-            help: None,
-        }
+        Diag { severity: Severity::Error, code, message: message.into(), src: None, labels: Vec::new(), help: None }
     }
     pub fn warning(code: Code, message: impl Into<String>) -> Self {
-        Diag {
-            severity: Severity::Warning,
-            ..Diag::error(code, message)
-        }
+        Diag { severity: Severity::Warning, ..Diag::error(code, message) }
     }
     pub fn at(mut self, src: &Source, span: Span, label: impl Into<String>) -> Self {
         self.src = Some(src.clone());
@@ -170,9 +158,7 @@ impl Diagnostic for Diag {
         })
     }
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help
-            .as_ref()
-            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
     fn source_code(&self) -> Option<&dyn SourceCode> {
         self.src.as_ref().map(|s| &**s as &dyn SourceCode)
@@ -181,16 +167,14 @@ impl Diagnostic for Diag {
         if self.src.is_none() || self.labels.is_empty() {
             return None;
         }
-        Some(Box::new(self.labels.iter().enumerate().map(
-            |(i, (span, text))| {
-                let label = (!text.is_empty()).then(|| text.clone());
-                if i == 0 {
-                    LabeledSpan::new_primary_with_span(label, *span)
-                } else {
-                    LabeledSpan::new_with_span(label, *span)
-                }
-            },
-        )))
+        Some(Box::new(self.labels.iter().enumerate().map(|(i, (span, text))| {
+            let label = (!text.is_empty()).then(|| text.clone());
+            if i == 0 {
+                LabeledSpan::new_primary_with_span(label, *span)
+            } else {
+                LabeledSpan::new_with_span(label, *span)
+            }
+        })))
     }
 }
 
@@ -202,14 +186,8 @@ pub fn colour_for_stderr() -> bool {
 
 /// Renders diagnostics as miette reports, in the order given.
 pub fn render(diags: &[Diag], colour: bool) -> String {
-    let theme = if colour {
-        GraphicalTheme::unicode()
-    } else {
-        GraphicalTheme::unicode_nocolor()
-    };
-    let handler = GraphicalReportHandler::new_themed(theme)
-        .with_width(100)
-        .with_links(false);
+    let theme = if colour { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    let handler = GraphicalReportHandler::new_themed(theme).with_width(100).with_links(false);
     let mut out = String::new();
     for d in diags {
         // Rendering into a String cannot fail short of a formatter bug.
@@ -262,10 +240,7 @@ mod tests {
     #[test]
     fn suggestions_only_for_near_misses() {
         assert_eq!(did_you_mean("vlm", ["vllm", "sglang"]), Some("vllm"));
-        assert_eq!(
-            did_you_mean("gpus_per_nod", ["gpus_per_node", "nodes"]),
-            Some("gpus_per_node")
-        );
+        assert_eq!(did_you_mean("gpus_per_nod", ["gpus_per_node", "nodes"]), Some("gpus_per_node"));
         assert_eq!(did_you_mean("zzzz", ["vllm", "sglang"]), None);
     }
 }

@@ -18,10 +18,7 @@ pub struct Span {
 
 impl Span {
     pub fn new(start: usize, end: usize) -> Self {
-        Span {
-            start,
-            end: end.max(start),
-        }
+        Span { start, end: end.max(start) }
     }
 }
 
@@ -117,18 +114,12 @@ fn parse_toml(text: &str) -> Result<Node<'_>, SyntaxError> {
     match toml::de::DeTable::parse(text) {
         Ok(table) => {
             let span = table.span();
-            Ok(Node {
-                span: Span::new(span.start, span.end),
-                value: toml_table(table.into_inner()),
-            })
+            Ok(Node { span: Span::new(span.start, span.end), value: toml_table(table.into_inner()) })
         }
         Err(e) => {
             let span = e.span().unwrap_or(0..0);
             let message = e.message().trim_end().to_string();
-            Err(SyntaxError {
-                message,
-                span: Span::new(span.start, span.end),
-            })
+            Err(SyntaxError { message, span: Span::new(span.start, span.end) })
         }
     }
 }
@@ -137,11 +128,7 @@ fn toml_table(table: toml::de::DeTable<'_>) -> Value<'_> {
     let mut entries = Vec::with_capacity(table.len());
     for (k, v) in table {
         let ks = k.span();
-        entries.push(Entry {
-            key: k.into_inner(),
-            key_span: Span::new(ks.start, ks.end),
-            value: toml_node(v),
-        });
+        entries.push(Entry { key: k.into_inner(), key_span: Span::new(ks.start, ks.end), value: toml_node(v) });
     }
     Value::Table(entries)
 }
@@ -189,17 +176,11 @@ fn parse_json(text: &str) -> Result<Node<'_>, SyntaxError> {
     match parse_to_ast(text, &CollectOptions::default(), &options) {
         Ok(result) => match result.value {
             Some(v) => Ok(json_node(v)),
-            None => Err(SyntaxError {
-                message: "the file holds no JSON value".into(),
-                span: Span::new(0, 0),
-            }),
+            None => Err(SyntaxError { message: "the file holds no JSON value".into(), span: Span::new(0, 0) }),
         },
         Err(e) => {
             let r = e.range();
-            Err(SyntaxError {
-                message: e.kind().to_string(),
-                span: Span::new(r.start, r.end),
-            })
+            Err(SyntaxError { message: e.kind().to_string(), span: Span::new(r.start, r.end) })
         }
     }
 }
@@ -214,19 +195,13 @@ fn json_node(v: jsonc_parser::ast::Value<'_>) -> Node<'_> {
             } else if n.value.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
                 Value::Other("an integer out of range")
             } else {
-                n.value
-                    .parse::<f64>()
-                    .map(Value::Float)
-                    .unwrap_or(Value::Other("a number"))
+                n.value.parse::<f64>().map(Value::Float).unwrap_or(Value::Other("a number"))
             };
             (n.range, value)
         }
         J::BooleanLit(b) => (b.range, Value::Bool(b.value)),
         J::NullKeyword(n) => (n.range, Value::Null),
-        J::Array(a) => (
-            a.range,
-            Value::Array(a.elements.into_iter().map(json_node).collect()),
-        ),
+        J::Array(a) => (a.range, Value::Array(a.elements.into_iter().map(json_node).collect())),
         J::Object(o) => {
             let entries = o
                 .properties
@@ -234,24 +209,15 @@ fn json_node(v: jsonc_parser::ast::Value<'_>) -> Node<'_> {
                 .map(|p| {
                     let (key, key_span) = match p.name {
                         jsonc_parser::ast::ObjectPropName::String(s) => (s.value, s.range),
-                        jsonc_parser::ast::ObjectPropName::Word(w) => {
-                            (Cow::Borrowed(w.value), w.range)
-                        }
+                        jsonc_parser::ast::ObjectPropName::Word(w) => (Cow::Borrowed(w.value), w.range),
                     };
-                    Entry {
-                        key,
-                        key_span: Span::new(key_span.start, key_span.end),
-                        value: json_node(p.value),
-                    }
+                    Entry { key, key_span: Span::new(key_span.start, key_span.end), value: json_node(p.value) }
                 })
                 .collect();
             (o.range, Value::Table(entries))
         }
     };
-    Node {
-        span: Span::new(span.start, span.end),
-        value,
-    }
+    Node { span: Span::new(span.start, span.end), value }
 }
 
 // ---------------------------------------------------------------- YAML
@@ -271,10 +237,7 @@ impl CharToByte {
             t.push(text.len());
             Some(t)
         };
-        CharToByte {
-            table,
-            len: text.len(),
-        }
+        CharToByte { table, len: text.len() }
     }
     fn byte(&self, char_index: usize) -> usize {
         match &self.table {
@@ -288,17 +251,8 @@ impl CharToByte {
 }
 
 enum Frame<'a> {
-    Seq {
-        start: Span,
-        anchor: usize,
-        items: Vec<Node<'a>>,
-    },
-    Map {
-        start: Span,
-        anchor: usize,
-        entries: Vec<Entry<'a>>,
-        key: Option<(Cow<'a, str>, Span)>,
-    },
+    Seq { start: Span, anchor: usize, items: Vec<Node<'a>> },
+    Map { start: Span, anchor: usize, entries: Vec<Entry<'a>>, key: Option<(Cow<'a, str>, Span)> },
 }
 
 fn parse_yaml(text: &str) -> Result<Node<'_>, SyntaxError> {
@@ -313,10 +267,7 @@ fn parse_yaml(text: &str) -> Result<Node<'_>, SyntaxError> {
     while let Some(item) = parser.next_event() {
         let (event, span) = item.map_err(|e| {
             let at = conv.byte(e.marker().index());
-            SyntaxError {
-                message: e.info().to_string(),
-                span: Span::new(at, at),
-            }
+            SyntaxError { message: e.info().to_string(), span: Span::new(at, at) }
         })?;
         let span = conv.span(span);
         let finished: Option<(Node<'_>, usize)> = match event {
@@ -324,26 +275,14 @@ fn parse_yaml(text: &str) -> Result<Node<'_>, SyntaxError> {
             Event::DocumentStart(_) => {
                 documents += 1;
                 if documents > 1 {
-                    return Err(SyntaxError {
-                        message: "expected one YAML document, found a second".into(),
-                        span,
-                    });
+                    return Err(SyntaxError { message: "expected one YAML document, found a second".into(), span });
                 }
                 None
             }
             Event::Alias(id) => match anchors.get(&id) {
-                Some(n) => Some((
-                    Node {
-                        span,
-                        value: n.value.clone(),
-                    },
-                    0,
-                )),
+                Some(n) => Some((Node { span, value: n.value.clone() }, 0)),
                 None => {
-                    return Err(SyntaxError {
-                        message: "alias to an unknown anchor".into(),
-                        span,
-                    });
+                    return Err(SyntaxError { message: "alias to an unknown anchor".into(), span });
                 }
             },
             Event::Scalar(v, style, anchor, tag) => {
@@ -351,67 +290,29 @@ fn parse_yaml(text: &str) -> Result<Node<'_>, SyntaxError> {
                 Some((Node { span, value }, anchor))
             }
             Event::SequenceStart(anchor, _) => {
-                stack.push(Frame::Seq {
-                    start: span,
-                    anchor,
-                    items: Vec::new(),
-                });
+                stack.push(Frame::Seq { start: span, anchor, items: Vec::new() });
                 None
             }
             Event::MappingStart(anchor, _) => {
-                stack.push(Frame::Map {
-                    start: span,
-                    anchor,
-                    entries: Vec::new(),
-                    key: None,
-                });
+                stack.push(Frame::Map { start: span, anchor, entries: Vec::new(), key: None });
                 None
             }
             Event::SequenceEnd => match stack.pop() {
-                Some(Frame::Seq {
-                    start,
-                    anchor,
-                    items,
-                }) => {
+                Some(Frame::Seq { start, anchor, items }) => {
                     let end = items.last().map_or(span.end, |n| n.span.end.max(start.end));
-                    Some((
-                        Node {
-                            span: Span::new(start.start, end),
-                            value: Value::Array(items),
-                        },
-                        anchor,
-                    ))
+                    Some((Node { span: Span::new(start.start, end), value: Value::Array(items) }, anchor))
                 }
                 _ => {
-                    return Err(SyntaxError {
-                        message: "unbalanced sequence".into(),
-                        span,
-                    });
+                    return Err(SyntaxError { message: "unbalanced sequence".into(), span });
                 }
             },
             Event::MappingEnd => match stack.pop() {
-                Some(Frame::Map {
-                    start,
-                    anchor,
-                    entries,
-                    ..
-                }) => {
-                    let end = entries
-                        .last()
-                        .map_or(span.end, |e| e.value.span.end.max(start.end));
-                    Some((
-                        Node {
-                            span: Span::new(start.start, end),
-                            value: Value::Table(entries),
-                        },
-                        anchor,
-                    ))
+                Some(Frame::Map { start, anchor, entries, .. }) => {
+                    let end = entries.last().map_or(span.end, |e| e.value.span.end.max(start.end));
+                    Some((Node { span: Span::new(start.start, end), value: Value::Table(entries) }, anchor))
                 }
                 _ => {
-                    return Err(SyntaxError {
-                        message: "unbalanced mapping".into(),
-                        span,
-                    });
+                    return Err(SyntaxError { message: "unbalanced mapping".into(), span });
                 }
             },
         };
@@ -434,37 +335,23 @@ fn parse_yaml(text: &str) -> Result<Node<'_>, SyntaxError> {
                         Value::Null => Cow::Borrowed(""),
                         other => {
                             return Err(SyntaxError {
-                                message: format!(
-                                    "a mapping key must be a plain value, not {}",
-                                    other.kind()
-                                ),
+                                message: format!("a mapping key must be a plain value, not {}", other.kind()),
                                 span: node.span,
                             });
                         }
                     };
                     *key = Some((k, node.span));
                 }
-                Some((k, key_span)) => entries.push(Entry {
-                    key: k,
-                    key_span,
-                    value: node,
-                }),
+                Some((k, key_span)) => entries.push(Entry { key: k, key_span, value: node }),
             },
         }
     }
-    Ok(root.unwrap_or(Node {
-        span: Span::new(0, 0),
-        value: Value::Null,
-    }))
+    Ok(root.unwrap_or(Node { span: Span::new(0, 0), value: Value::Null }))
 }
 
 /// Resolves a YAML scalar by the YAML 1.2 core schema: quoted scalars are
 /// strings; plain ones may be null, booleans, integers or floats.
-fn yaml_scalar<'a>(
-    v: Cow<'a, str>,
-    style: saphyr_parser::ScalarStyle,
-    tag: Option<&saphyr_parser::Tag>,
-) -> Value<'a> {
+fn yaml_scalar<'a>(v: Cow<'a, str>, style: saphyr_parser::ScalarStyle, tag: Option<&saphyr_parser::Tag>) -> Value<'a> {
     if style != saphyr_parser::ScalarStyle::Plain {
         return Value::Str(v);
     }
@@ -502,13 +389,8 @@ fn yaml_scalar<'a>(
             return Value::Int(i);
         }
     }
-    let looks_float = digits
-        .bytes()
-        .next()
-        .is_some_and(|b| b.is_ascii_digit() || b == b'.')
-        && digits
-            .bytes()
-            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'));
+    let looks_float = digits.bytes().next().is_some_and(|b| b.is_ascii_digit() || b == b'.')
+        && digits.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'));
     if looks_float {
         if let Ok(f) = s.parse::<f64>() {
             return Value::Float(f);
@@ -559,17 +441,7 @@ mod tests {
     fn yaml_plain_scalars_resolve_by_core_schema() {
         let root = parse("a: 1\nb: '1'\nc: true\nd: ~\ne: 1.5\nf: x1\n", Format::Yaml).unwrap();
         let kinds: Vec<_> = table(&root).iter().map(|e| e.value.value.kind()).collect();
-        assert_eq!(
-            kinds,
-            [
-                "an integer",
-                "a string",
-                "a boolean",
-                "null",
-                "a float",
-                "a string"
-            ]
-        );
+        assert_eq!(kinds, ["an integer", "a string", "a boolean", "null", "a float", "a string"]);
     }
 
     #[test]
@@ -580,11 +452,7 @@ mod tests {
 
     #[test]
     fn syntax_errors_carry_a_span() {
-        for (text, f) in [
-            ("a = [", Format::Toml),
-            ("{\"a\": }", Format::Json),
-            ("a: [1,\n", Format::Yaml),
-        ] {
+        for (text, f) in [("a = [", Format::Toml), ("{\"a\": }", Format::Json), ("a: [1,\n", Format::Yaml)] {
             let e = parse(text, f).unwrap_err();
             assert!(e.span.end <= text.len(), "{f:?}: {e:?}");
             assert!(!e.message.is_empty());

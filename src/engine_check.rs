@@ -33,17 +33,9 @@ pub fn check(e: &Engine, path_env: Option<&std::ffi::OsStr>, timeout: Duration) 
     let launcher = e.binaries.iter().find_map(|b| find(b));
     let program = find(e.version.program);
     // SGLang may be installed as a module only; its version comes from python3.
-    let found_at = launcher
-        .clone()
-        .or_else(|| e.python_module.and(program.clone()));
-    let missing = |detail: String| Check {
-        engine: e.name,
-        found: false,
-        path: None,
-        version: None,
-        status: "missing",
-        detail,
-    };
+    let found_at = launcher.clone().or_else(|| e.python_module.and(program.clone()));
+    let missing =
+        |detail: String| Check { engine: e.name, found: false, path: None, version: None, status: "missing", detail };
     let (Some(path), Some(program)) = (found_at, program) else {
         return missing(format!("{} is not on PATH", e.binaries.join(" or ")));
     };
@@ -56,38 +48,19 @@ pub fn check(e: &Engine, path_env: Option<&std::ffi::OsStr>, timeout: Duration) 
         detail: String::new(),
     };
     match run_bounded(&program, e.version.args, path_env, timeout) {
-        Ran::Exited {
-            code: 0,
-            stdout,
-            stderr,
-        } => {
+        Ran::Exited { code: 0, stdout, stderr } => {
             // llama-server prints its version to stderr.
-            let line = |s: &str| {
-                s.lines()
-                    .map(str::trim)
-                    .find(|l| !l.is_empty())
-                    .map(str::to_owned)
-            };
+            let line = |s: &str| s.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_owned);
             c.version = line(&stdout).or_else(|| line(&stderr));
         }
         Ran::Exited { code, stderr, .. } => {
             c.status = "failed";
-            let last = stderr
-                .lines()
-                .map(str::trim)
-                .rfind(|l| !l.is_empty())
-                .unwrap_or("");
-            c.detail = format!(
-                "exit {code}{}{last}",
-                if last.is_empty() { "" } else { ": " }
-            );
+            let last = stderr.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("");
+            c.detail = format!("exit {code}{}{last}", if last.is_empty() { "" } else { ": " });
         }
         Ran::TimedOut => {
             c.status = "timeout";
-            c.detail = format!(
-                "no answer within {}s; its process group was killed",
-                timeout.as_secs_f64()
-            );
+            c.detail = format!("no answer within {}s; its process group was killed", timeout.as_secs_f64());
         }
         Ran::Signalled => {
             c.status = "signal";
@@ -115,10 +88,7 @@ pub fn command(a: &EngineCheckArgs) -> Outcome {
                 let mut d = Diag::error(Code::UnknownEngine, format!("unknown engine `{name}`"));
                 d.help = Some(match did_you_mean(name, engines::names()) {
                     Some(s) => format!("did you mean `{s}`?"),
-                    None => format!(
-                        "known engines: {}",
-                        engines::names().collect::<Vec<_>>().join(", ")
-                    ),
+                    None => format!("known engines: {}", engines::names().collect::<Vec<_>>().join(", ")),
                 });
                 bad.push(d);
             }
@@ -130,10 +100,7 @@ pub fn command(a: &EngineCheckArgs) -> Outcome {
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
         return Err(Diag::error(
             Code::BadArgument,
-            format!(
-                "--timeout must be a positive number of seconds, not {}",
-                a.timeout
-            ),
+            format!("--timeout must be a positive number of seconds, not {}", a.timeout),
         )
         .into());
     }
@@ -144,10 +111,7 @@ pub fn command(a: &EngineCheckArgs) -> Outcome {
     let path_env = std::env::var_os("PATH");
     let timeout = Duration::from_secs_f64(a.timeout.min(3600.0));
     // In parallel, so six hung wrappers cost one timeout, not six.
-    let checks: Vec<Check> = selected
-        .par_iter()
-        .map(|e| check(e, path_env.as_deref(), timeout))
-        .collect();
+    let checks: Vec<Check> = selected.par_iter().map(|e| check(e, path_env.as_deref(), timeout)).collect();
     let mut out = std::io::stdout().lock();
     match a.format {
         OutputFormat::Json => {
@@ -160,11 +124,8 @@ pub fn command(a: &EngineCheckArgs) -> Outcome {
         OutputFormat::Human => {
             let mut t = crate::report::table(&["ENGINE", "PATH", "VERSION", "STATUS"]);
             for c in &checks {
-                let status = if c.detail.is_empty() {
-                    c.status.to_string()
-                } else {
-                    format!("{}: {}", c.status, c.detail)
-                };
+                let status =
+                    if c.detail.is_empty() { c.status.to_string() } else { format!("{}: {}", c.status, c.detail) };
                 t.add_row(vec![
                     c.engine.to_string(),
                     c.path.clone().unwrap_or_else(|| "-".into()),

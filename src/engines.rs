@@ -28,10 +28,7 @@ pub static ENGINES: &[Engine] = &[
         binaries: &["vllm"],
         python_module: None,
         cpu_capable: false,
-        version: VersionCommand {
-            program: "vllm",
-            args: &["--version"],
-        },
+        version: VersionCommand { program: "vllm", args: &["--version"] },
     },
     Engine {
         name: "sglang",
@@ -40,10 +37,7 @@ pub static ENGINES: &[Engine] = &[
         cpu_capable: false,
         version: VersionCommand {
             program: "python3",
-            args: &[
-                "-c",
-                "import importlib.metadata as m; print(m.version('sglang'))",
-            ],
+            args: &["-c", "import importlib.metadata as m; print(m.version('sglang'))"],
         },
     },
     Engine {
@@ -51,40 +45,28 @@ pub static ENGINES: &[Engine] = &[
         binaries: &["llama-server"],
         python_module: None,
         cpu_capable: true,
-        version: VersionCommand {
-            program: "llama-server",
-            args: &["--version"],
-        },
+        version: VersionCommand { program: "llama-server", args: &["--version"] },
     },
     Engine {
         name: "tgi",
         binaries: &["text-generation-launcher"],
         python_module: None,
         cpu_capable: false,
-        version: VersionCommand {
-            program: "text-generation-launcher",
-            args: &["--version"],
-        },
+        version: VersionCommand { program: "text-generation-launcher", args: &["--version"] },
     },
     Engine {
         name: "trtllm",
         binaries: &["trtllm-serve"],
         python_module: None,
         cpu_capable: false,
-        version: VersionCommand {
-            program: "trtllm-serve",
-            args: &["--version"],
-        },
+        version: VersionCommand { program: "trtllm-serve", args: &["--version"] },
     },
     Engine {
         name: "ollama",
         binaries: &["ollama"],
         python_module: None,
         cpu_capable: true,
-        version: VersionCommand {
-            program: "ollama",
-            args: &["--version"],
-        },
+        version: VersionCommand { program: "ollama", args: &["--version"] },
     },
 ];
 

@@ -24,16 +24,8 @@ pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
 /// Every man page: `llmgw.1` and one per (sub)command, as (file name, bytes).
 pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
     use clap::CommandFactory;
-    fn walk(
-        cmd: &clap::Command,
-        prefix: &str,
-        out: &mut Vec<(String, Vec<u8>)>,
-    ) -> std::io::Result<()> {
-        let name = if prefix.is_empty() {
-            cmd.get_name().to_string()
-        } else {
-            format!("{prefix}-{}", cmd.get_name())
-        };
+    fn walk(cmd: &clap::Command, prefix: &str, out: &mut Vec<(String, Vec<u8>)>) -> std::io::Result<()> {
+        let name = if prefix.is_empty() { cmd.get_name().to_string() } else { format!("{prefix}-{}", cmd.get_name()) };
         let page = cmd.clone().name(name.clone());
         let mut buf = Vec::new();
         clap_mangen::Man::new(page).render(&mut buf)?;

@@ -133,9 +133,7 @@ impl Node {
     }
     /// Whether the node is known to hold these weights.
     pub fn holds(&self, source: &str) -> bool {
-        self.weights
-            .as_ref()
-            .is_some_and(|w| w.iter().any(|s| s == source))
+        self.weights.as_ref().is_some_and(|w| w.iter().any(|s| s == source))
     }
     pub fn reports_disk(&self) -> bool {
         self.disk.as_ref().is_some_and(|d| d.total_bytes > 0)
@@ -170,29 +168,10 @@ pub fn normalize_class(raw: &str) -> String {
 }
 
 const ROOT_FIELDS: &[&str] = &["node"];
-const NODE_FIELDS: &[&str] = &[
-    "id",
-    "state",
-    "labels",
-    "memory_total_mb",
-    "engines",
-    "weights",
-    "disk",
-    "gpu",
-    "fabric",
-    "allocation",
-];
-const GPU_FIELDS: &[&str] = &[
-    "index",
-    "name",
-    "memory_mb",
-    "uuid",
-    "pci_bus_id",
-    "mig",
-    "class",
-    "nvlink_peers",
-    "healthy",
-];
+const NODE_FIELDS: &[&str] =
+    &["id", "state", "labels", "memory_total_mb", "engines", "weights", "disk", "gpu", "fabric", "allocation"];
+const GPU_FIELDS: &[&str] =
+    &["index", "name", "memory_mb", "uuid", "pci_bus_id", "mig", "class", "nvlink_peers", "healthy"];
 const FABRIC_FIELDS: &[&str] = &["name", "hcas"];
 const ALLOC_FIELDS: &[&str] = &["model", "replica", "gpus"];
 const DISK_FIELDS: &[&str] = &["path", "free_bytes", "total_bytes"];
@@ -205,12 +184,9 @@ pub fn load(src: &Source) -> Result<Vec<Node>, Vec<Diag>> {
     let text = src.inner().as_str();
     let root = doc::parse(text, doc::Format::from_path(src.name())).map_err(|e| {
         vec![
-            Diag::error(
-                Code::Syntax,
-                format!("{} is not a valid inventory: {}", src.name(), e.message),
-            )
-            .at(src, e.span, "here")
-            .help("fix the syntax, then run again"),
+            Diag::error(Code::Syntax, format!("{} is not a valid inventory: {}", src.name(), e.message))
+                .at(src, e.span, "here")
+                .help("fix the syntax, then run again"),
         ]
     })?;
     let mut dec = Decoder::new(src.clone());
@@ -247,11 +223,8 @@ pub fn load(src: &Source) -> Result<Vec<Node>, Vec<Diag>> {
 
 /// The error for a node id defined twice, with both places named.
 pub fn duplicate_node(again: &Node, first: &Node) -> Diag {
-    let mut d = Diag::error(
-        Code::DuplicateNode,
-        format!("node `{}` is defined twice", again.id),
-    )
-    .help("node ids must be unique across every inventory given: remove or rename one");
+    let mut d = Diag::error(Code::DuplicateNode, format!("node `{}` is defined twice", again.id))
+        .help("node ids must be unique across every inventory given: remove or rename one");
     if let Some((src, span)) = &again.origin {
         d = d.at(src, *span, "defined again here");
         if let Some((fsrc, fspan)) = &first.origin {
@@ -259,12 +232,7 @@ pub fn duplicate_node(again: &Node, first: &Node) -> Diag {
                 d = d.label(*fspan, "first defined here");
             } else {
                 let (line, col) = crate::diag::line_col(fsrc.inner(), fspan.start);
-                d.message = format!(
-                    "node `{}` is defined in both {} and {}",
-                    again.id,
-                    fsrc.name(),
-                    src.name()
-                );
+                d.message = format!("node `{}` is defined in both {} and {}", again.id, fsrc.name(), src.name());
                 d.help = Some(format!(
                     "first defined at {}:{line}:{col}; a node id must appear in only one file",
                     fsrc.name()
@@ -282,13 +250,7 @@ fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
     let id = id_node.and_then(|n| dec.string(n, "id"));
     let id_span = id_node.map_or(t.span, |n| n.span);
     if id.as_deref() == Some("") {
-        dec.error(
-            Code::EmptyNodeId,
-            id_span,
-            "a node's id is empty".into(),
-            "empty id",
-            None,
-        );
+        dec.error(Code::EmptyNodeId, id_span, "a node's id is empty".into(), "empty id", None);
     }
     let state = match t.get("state") {
         None => Some(State::Ready),
@@ -300,21 +262,13 @@ fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
                     Some(k) => format!("did you mean `{k}`?"),
                     None => format!("a node is one of: {}", names.join(", ")),
                 };
-                dec.error(
-                    Code::UnknownState,
-                    n.span,
-                    format!("unknown node state `{s}`"),
-                    "unknown state",
-                    Some(help),
-                );
+                dec.error(Code::UnknownState, n.span, format!("unknown node state `{s}`"), "unknown state", Some(help));
             }
             st
         }),
     };
     let labels = t.get("labels").map(|n| dec.string_map(n, "labels"));
-    let memory_total_mb = t
-        .get("memory_total_mb")
-        .map(|n| dec.uint(n, "memory_total_mb", I64));
+    let memory_total_mb = t.get("memory_total_mb").map(|n| dec.uint(n, "memory_total_mb", I64));
     let engines = t.get("engines").map(|n| dec.string_map(n, "engines"));
     let weights = t.get("weights").map(|n| dec.string_list(n, "weights"));
     let disk = t.get("disk").map(|n| disk(dec, n));
@@ -351,18 +305,8 @@ fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
     t.finish(dec, NODE_FIELDS);
     // Keep going after a problem with a field, so the GPU and allocation
     // checks below still report theirs: every problem at once.
-    let labels = labels
-        .and_then(|l| l)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|e| (e.key, e.value))
-        .collect();
-    let engines = engines
-        .and_then(|e| e)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|e| (e.key, e.value))
-        .collect();
+    let labels = labels.and_then(|l| l).unwrap_or_default().into_iter().map(|e| (e.key, e.value)).collect();
+    let engines = engines.and_then(|e| e).unwrap_or_default().into_iter().map(|e| (e.key, e.value)).collect();
     let mut n = Node {
         id: id.unwrap_or_default(),
         state: state.unwrap_or(State::Ready),
@@ -396,18 +340,11 @@ fn check_gpus(dec: &mut Decoder, n: &mut Node, mut raw: Vec<RawGpu>) {
     raw.sort_by_key(|g| g.gpu.index);
     for w in raw.windows(2) {
         if w[0].gpu.index == w[1].gpu.index {
-            let (a, b) = if w[0].index_span.start < w[1].index_span.start {
-                (&w[0], &w[1])
-            } else {
-                (&w[1], &w[0])
-            };
-            let d = Diag::error(
-                Code::DuplicateGpu,
-                format!("node `{}` has two GPUs with index {}", n.id, b.gpu.index),
-            )
-            .at(&dec.src, b.index_span, "index used again here")
-            .label(a.index_span, "first used here")
-            .help("each GPU of a node needs its own index, as NVML numbers them");
+            let (a, b) = if w[0].index_span.start < w[1].index_span.start { (&w[0], &w[1]) } else { (&w[1], &w[0]) };
+            let d = Diag::error(Code::DuplicateGpu, format!("node `{}` has two GPUs with index {}", n.id, b.gpu.index))
+                .at(&dec.src, b.index_span, "index used again here")
+                .label(a.index_span, "first used here")
+                .help("each GPU of a node needs its own index, as NVML numbers them");
             dec.push(d);
         }
     }
@@ -449,19 +386,19 @@ fn check_allocations(dec: &mut Decoder, n: &mut Node, raw: Vec<RawAlloc>) {
                 };
                 let d = Diag::error(
                     Code::UnknownGpu,
-                    format!("an allocation of `{}` on node `{}` names GPU {g}, which the node does not have", a.alloc.model, n.id),
+                    format!(
+                        "an allocation of `{}` on node `{}` names GPU {g}, which the node does not have",
+                        a.alloc.model, n.id
+                    ),
                 )
                 .at(&dec.src, span, "no such GPU")
                 .help(format!("the node reports its GPUs under [[node.gpu]]; {have}"));
                 dec.push(d);
             } else if let Some(first) = taken.get(&g32) {
-                let d = Diag::error(
-                    Code::GpuAllocatedTwice,
-                    format!("GPU {g} of node `{}` is allocated twice", n.id),
-                )
-                .at(&dec.src, span, "allocated again here")
-                .label(*first, "first allocated here")
-                .help("a GPU runs one shard at a time: fix whichever allocation is stale");
+                let d = Diag::error(Code::GpuAllocatedTwice, format!("GPU {g} of node `{}` is allocated twice", n.id))
+                    .at(&dec.src, span, "allocated again here")
+                    .label(*first, "first allocated here")
+                    .help("a GPU runs one shard at a time: fix whichever allocation is stale");
                 dec.push(d);
             } else {
                 taken.insert(g32, span);
@@ -486,9 +423,7 @@ fn gpu(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<RawGpu> {
     let pci = t.get("pci_bus_id").map(|n| dec.string(n, "pci_bus_id"));
     let mig = t.get("mig").map(|n| dec.boolean(n, "mig"));
     let class = t.get("class").map(|n| dec.string(n, "class"));
-    let peers = t
-        .get("nvlink_peers")
-        .map(|n| dec.uint_list(n, "nvlink_peers", I64));
+    let peers = t.get("nvlink_peers").map(|n| dec.uint_list(n, "nvlink_peers", I64));
     let healthy = t.get("healthy").map(|n| dec.boolean(n, "healthy"));
     let span = t.span;
     t.finish(dec, GPU_FIELDS);
@@ -533,29 +468,17 @@ fn fabric(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<(Fabric, Span)> {
         );
         return None;
     }
-    Some((
-        Fabric {
-            name: name?,
-            hcas: hcas.unwrap_or(Some(Vec::new()))?,
-        },
-        span,
-    ))
+    Some((Fabric { name: name?, hcas: hcas.unwrap_or(Some(Vec::new()))? }, span))
 }
 
 fn allocation(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<RawAlloc> {
     let mut t = dec.table(item, "allocation")?;
     let model = t.require(dec, "model").and_then(|n| dec.string(n, "model"));
-    let replica = t
-        .require(dec, "replica")
-        .and_then(|n| dec.uint(n, "replica", U32));
+    let replica = t.require(dec, "replica").and_then(|n| dec.uint(n, "replica", U32));
     let gpus = t.get("gpus").map(|n| dec.uint_list(n, "gpus", I64));
     t.finish(dec, ALLOC_FIELDS);
     Some(RawAlloc {
-        alloc: Allocation {
-            model: model?,
-            replica: replica? as u32,
-            gpus: Vec::new(),
-        },
+        alloc: Allocation { model: model?, replica: replica? as u32, gpus: Vec::new() },
         gpus: gpus.unwrap_or(Some(Vec::new()))?,
     })
 }
@@ -564,9 +487,7 @@ fn disk(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Disk> {
     let mut t = dec.table(item, "disk")?;
     let path = t.get("path").map(|n| dec.string(n, "path"));
     let free = t.get("free_bytes").map(|n| dec.uint(n, "free_bytes", I64));
-    let total = t
-        .get("total_bytes")
-        .map(|n| dec.uint(n, "total_bytes", I64));
+    let total = t.get("total_bytes").map(|n| dec.uint(n, "total_bytes", I64));
     t.finish(dec, DISK_FIELDS);
     Some(Disk {
         path: path.unwrap_or(Some(String::new()))?,
@@ -587,11 +508,7 @@ pub fn merge(files: Vec<Vec<Node>>) -> Result<Inventory, Vec<Diag>> {
             diags.push(duplicate_node(&w[1], &w[0]));
         }
     }
-    if diags.is_empty() {
-        Ok(Inventory { nodes })
-    } else {
-        Err(diags)
-    }
+    if diags.is_empty() { Ok(Inventory { nodes }) } else { Err(diags) }
 }
 
 #[cfg(test)]
@@ -605,10 +522,7 @@ mod tests {
         assert_eq!(normalize_class("NVIDIA-H100-80GB-HBM3"), "h100-80gb-hbm3");
         assert_eq!(normalize_class("h100-80gb-hbm3"), "h100-80gb-hbm3");
         assert_eq!(normalize_class("  --NVIDIA L40S--  "), "l40s");
-        assert_eq!(
-            normalize_class("Tesla V100-SXM2-16GB (rev 1.0)"),
-            "tesla-v100-sxm2-16gb-rev-1.0"
-        );
+        assert_eq!(normalize_class("Tesla V100-SXM2-16GB (rev 1.0)"), "tesla-v100-sxm2-16gb-rev-1.0");
         assert_eq!(normalize_class("nvidia"), "nvidia");
     }
 }

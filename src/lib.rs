@@ -76,11 +76,7 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> ExitCode {
             // clap prints help and version to stdout (exit 0) and usage errors
             // to stderr; a bad flag is unusable input.
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() {
-                Exit::BadInput as u8
-            } else {
-                0
-            });
+            return ExitCode::from(if e.use_stderr() { Exit::BadInput as u8 } else { 0 });
         }
     };
     match commands::dispatch(cli.command) {

@@ -17,15 +17,14 @@ pub fn read(path: &Path) -> Result<Source, Diag> {
                 let at = e.utf8_error().valid_up_to();
                 let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
                 let src = source(&name, text);
-                Err(
-                    Diag::error(Code::Syntax, format!("{name} is not UTF-8 text"))
-                        .at(&src, crate::doc::Span::new(at, at + 1), "invalid byte here")
-                        .help("catalogs and inventories are UTF-8 TOML, YAML or JSON"),
-                )
+                Err(Diag::error(Code::Syntax, format!("{name} is not UTF-8 text"))
+                    .at(&src, crate::doc::Span::new(at, at + 1), "invalid byte here")
+                    .help("catalogs and inventories are UTF-8 TOML, YAML or JSON"))
             }
         },
-        Err(e) => Err(Diag::error(Code::Io, format!("cannot read {name}: {e}"))
-            .help("check the path and its permissions")),
+        Err(e) => {
+            Err(Diag::error(Code::Io, format!("cannot read {name}: {e}")).help("check the path and its permissions"))
+        }
     }
 }
 

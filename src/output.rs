@@ -21,9 +21,7 @@ pub fn format_for(path: Option<&Path>, flag: Option<DataFormat>) -> DataFormat {
 pub fn render_inventory(inv: &Inventory, format: DataFormat) -> Result<String, String> {
     match format {
         DataFormat::Toml => toml::to_string(inv).map_err(|e| e.to_string()),
-        DataFormat::Json => serde_json::to_string_pretty(inv)
-            .map(|s| s + "\n")
-            .map_err(|e| e.to_string()),
+        DataFormat::Json => serde_json::to_string_pretty(inv).map(|s| s + "\n").map_err(|e| e.to_string()),
         DataFormat::Yaml => {
             let v = serde_json::to_value(inv).map_err(|e| e.to_string())?;
             let mut out = String::new();
@@ -95,21 +93,13 @@ fn yaml_child(val: &serde_json::Value, indent: usize, out: &mut String) {
 /// A key is written bare when no YAML reader could take it for anything but
 /// a string; otherwise quoted.
 fn yaml_key(k: &str) -> String {
-    let plain = k
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    let plain = k.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && k.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
         && !matches!(
             k.to_ascii_lowercase().as_str(),
             "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n"
         );
-    if plain {
-        k.to_string()
-    } else {
-        serde_json::to_string(k).unwrap_or_default()
-    }
+    if plain { k.to_string() } else { serde_json::to_string(k).unwrap_or_default() }
 }
 
 /// JSON's flow syntax is valid YAML flow syntax.
@@ -124,10 +114,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".llmgw-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let mut tmp = tempfile::Builder::new().prefix(".llmgw-").suffix(".tmp").tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
@@ -155,11 +142,9 @@ mod tests {
             Value::Int(i) => (*i).into(),
             Value::Bool(b) => (*b).into(),
             Value::Array(a) => a.iter().map(to_json).collect(),
-            Value::Table(t) => t
-                .iter()
-                .map(|e| (e.key.to_string(), to_json(&e.value)))
-                .collect::<serde_json::Map<_, _>>()
-                .into(),
+            Value::Table(t) => {
+                t.iter().map(|e| (e.key.to_string(), to_json(&e.value))).collect::<serde_json::Map<_, _>>().into()
+            }
             other => panic!("{other:?}"),
         }
     }

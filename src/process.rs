@@ -25,18 +25,9 @@ pub enum Ran {
     NotStarted(std::io::Error),
 }
 
-pub fn run_bounded<S: AsRef<OsStr>>(
-    program: &Path,
-    args: &[S],
-    path_env: Option<&OsStr>,
-    timeout: Duration,
-) -> Ran {
+pub fn run_bounded<S: AsRef<OsStr>>(program: &Path, args: &[S], path_env: Option<&OsStr>, timeout: Duration) -> Ran {
     let mut cmd = Command::new(program);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     if let Some(p) = path_env {
         cmd.env("PATH", p);
     }
@@ -55,18 +46,8 @@ pub fn run_bounded<S: AsRef<OsStr>>(
             String::from_utf8_lossy(&buf).into_owned()
         })
     };
-    let out = reader(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let err = reader(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
+    let out = reader(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let err = reader(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     let pgid = child.id() as libc::pid_t;
     let deadline = Instant::now() + timeout;
     let status = loop {
@@ -86,11 +67,7 @@ pub fn run_bounded<S: AsRef<OsStr>>(
             let stdout = out.join().unwrap_or_default();
             let stderr = err.join().unwrap_or_default();
             match status.code() {
-                Some(code) => Ran::Exited {
-                    code,
-                    stdout,
-                    stderr,
-                },
+                Some(code) => Ran::Exited { code, stdout, stderr },
                 None => Ran::Signalled,
             }
         }

@@ -92,36 +92,24 @@ pub struct Group {
 
 pub fn parse_group(s: &str) -> Result<Group, Diag> {
     let bad = |why: String| {
-        Diag::error(
-            Code::BadArgument,
-            format!("cannot read node group `{s}`: {why}"),
-        )
-        .help("write SHAPE:COUNT[@FABRIC][,key=value...], e.g. dgx-h100:64@ib-east,zone=a")
+        Diag::error(Code::BadArgument, format!("cannot read node group `{s}`: {why}"))
+            .help("write SHAPE:COUNT[@FABRIC][,key=value...], e.g. dgx-h100:64@ib-east,zone=a")
     };
     let mut parts = s.split(',');
     let head = parts.next().unwrap_or("");
-    let (shape_name, rest) = head
-        .split_once(':')
-        .ok_or_else(|| bad("no `:COUNT`".into()))?;
-    let shape = SHAPES
-        .iter()
-        .find(|sh| sh.name == shape_name)
-        .ok_or_else(|| {
-            let names: Vec<_> = SHAPES.iter().map(|s| s.name).collect();
-            let hint = did_you_mean(shape_name, names.iter().copied()).map_or_else(
-                || format!("shapes are {}", names.join(", ")),
-                |n| format!("did you mean `{n}`?"),
-            );
-            bad(format!("unknown shape `{shape_name}` ({hint})"))
-        })?;
+    let (shape_name, rest) = head.split_once(':').ok_or_else(|| bad("no `:COUNT`".into()))?;
+    let shape = SHAPES.iter().find(|sh| sh.name == shape_name).ok_or_else(|| {
+        let names: Vec<_> = SHAPES.iter().map(|s| s.name).collect();
+        let hint = did_you_mean(shape_name, names.iter().copied())
+            .map_or_else(|| format!("shapes are {}", names.join(", ")), |n| format!("did you mean `{n}`?"));
+        bad(format!("unknown shape `{shape_name}` ({hint})"))
+    })?;
     let (count, fabric) = match rest.split_once('@') {
         Some((c, f)) if !f.is_empty() => (c, Some(f.to_string())),
         Some(_) => return Err(bad("empty fabric after `@`".into())),
         None => (rest, None),
     };
-    let count: u32 = count
-        .parse()
-        .map_err(|_| bad(format!("`{count}` is not a node count")))?;
+    let count: u32 = count.parse().map_err(|_| bad(format!("`{count}` is not a node count")))?;
     if count > 1_000_000 {
         return Err(bad("at most 1,000,000 nodes per group".into()));
     }
@@ -133,12 +121,7 @@ pub fn parse_group(s: &str) -> Result<Group, Diag> {
             .ok_or_else(|| bad(format!("`{kv}` is not key=value")))?;
         labels.insert(k.to_string(), v.to_string());
     }
-    Ok(Group {
-        shape,
-        count,
-        fabric,
-        labels,
-    })
+    Ok(Group { shape, count, fabric, labels })
 }
 
 /// splitmix64: small, fast, and the same numbers everywhere for one seed.
@@ -158,13 +141,7 @@ impl Rng {
     }
 }
 
-pub fn synthesize(
-    groups: &[Group],
-    cordoned: f64,
-    load: f64,
-    seed: u64,
-    prefix: &str,
-) -> Inventory {
+pub fn synthesize(groups: &[Group], cordoned: f64, load: f64, seed: u64, prefix: &str) -> Inventory {
     let mut rng = Rng(seed);
     let total: u64 = groups.iter().map(|g| u64::from(g.count)).sum();
     let width = total.max(1).to_string().len().max(4);
@@ -181,12 +158,7 @@ pub fn synthesize(
                     index: i,
                     name: sh.gpu_name.to_string(),
                     memory_mb: sh.gpu_memory_mb,
-                    uuid: Some(format!(
-                        "GPU-{:08x}-{:04x}-{:04x}",
-                        rng.next() as u32,
-                        serial as u16,
-                        i
-                    )),
+                    uuid: Some(format!("GPU-{:08x}-{:04x}-{:04x}", rng.next() as u32, serial as u16, i)),
                     pci_bus_id: None,
                     mig: None,
                     class_override: None,
@@ -201,18 +173,10 @@ pub fn synthesize(
                 .collect();
             let mut labels = g.labels.clone();
             labels.insert("shape".into(), sh.name.into());
-            let state = if rng.unit() < cordoned {
-                State::Cordoned
-            } else {
-                State::Ready
-            };
+            let state = if rng.unit() < cordoned { State::Cordoned } else { State::Ready };
             let busy = (0..sh.gpus).filter(|_| rng.unit() < load).count() as u32;
             let allocations = if busy > 0 {
-                vec![Allocation {
-                    model: "synthetic-load".into(),
-                    replica: serial as u32,
-                    gpus: (0..busy).collect(),
-                }]
+                vec![Allocation { model: "synthetic-load".into(), replica: serial as u32, gpus: (0..busy).collect() }]
             } else {
                 Vec::new()
             };
@@ -223,24 +187,13 @@ pub fn synthesize(
                 state,
                 labels,
                 memory_total_mb: sh.memory_mb,
-                engines: sh
-                    .engines
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
+                engines: sh.engines.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
                 weights: None,
-                disk: Some(Disk {
-                    path: "/models".into(),
-                    free_bytes,
-                    total_bytes,
-                }),
+                disk: Some(Disk { path: "/models".into(), free_bytes, total_bytes }),
                 gpus,
                 fabrics: match &g.fabric {
                     Some(f) if sh.hcas > 0 => {
-                        vec![Fabric {
-                            name: f.clone(),
-                            hcas: (0..sh.hcas).map(|i| format!("mlx5_{i}")).collect(),
-                        }]
+                        vec![Fabric { name: f.clone(), hcas: (0..sh.hcas).map(|i| format!("mlx5_{i}")).collect() }]
                     }
                     _ => Vec::new(),
                 },
@@ -263,10 +216,7 @@ pub fn command(a: &SynthArgs) -> Outcome {
     }
     for (flag, v) in [("--cordoned", a.cordoned), ("--load", a.load)] {
         if !(0.0..=1.0).contains(&v) {
-            errors.push(Diag::error(
-                Code::BadArgument,
-                format!("{flag} must be between 0 and 1, not {v}"),
-            ));
+            errors.push(Diag::error(Code::BadArgument, format!("{flag} must be between 0 and 1, not {v}")));
         }
     }
     if !errors.is_empty() {

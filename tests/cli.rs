@@ -9,11 +9,7 @@ const FLEET: &str = "examples/fleet.toml";
 #[test]
 fn place_human_on_the_examples() {
     let out = run(&["place", CATALOG, "--inventory", FLEET]);
-    assert_eq!(
-        code(&out),
-        1,
-        "the example fleet leaves two replicas unplaced on purpose"
-    );
+    assert_eq!(code(&out), 1, "the example fleet leaves two replicas unplaced on purpose");
     insta::assert_snapshot!(transcript(&out));
 }
 
@@ -26,29 +22,14 @@ fn place_json_on_the_examples() {
 
 #[test]
 fn explain_an_unplaced_replica() {
-    let out = run(&[
-        "explain-placement",
-        CATALOG,
-        "--model",
-        "deepseek-v3",
-        "--inventory",
-        FLEET,
-    ]);
+    let out = run(&["explain-placement", CATALOG, "--model", "deepseek-v3", "--inventory", FLEET]);
     assert_eq!(code(&out), 1);
     insta::assert_snapshot!(transcript(&out));
 }
 
 #[test]
 fn explain_a_placed_model_verbose() {
-    let out = run(&[
-        "explain-placement",
-        CATALOG,
-        "--model",
-        "llama-3.1-70b",
-        "--inventory",
-        FLEET,
-        "--verbose",
-    ]);
+    let out = run(&["explain-placement", CATALOG, "--model", "llama-3.1-70b", "--inventory", FLEET, "--verbose"]);
     assert_eq!(code(&out), 0);
     insta::assert_snapshot!(transcript(&out));
 }
@@ -74,35 +55,14 @@ fn explain_one_replica_json() {
     assert_eq!(v["replicas"][0]["replica"], 1);
     assert!(v["replicas"][0]["placement"].is_null());
     // The explanation agrees with what `place` says of the same replica.
-    let plan = json(&run(&[
-        "place",
-        CATALOG,
-        "--inventory",
-        FLEET,
-        "--format",
-        "json",
-    ]));
-    let unplaced = plan["unplaced"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|u| u["model"] == "llama-3.1-405b")
-        .unwrap();
+    let plan = json(&run(&["place", CATALOG, "--inventory", FLEET, "--format", "json"]));
+    let unplaced = plan["unplaced"].as_array().unwrap().iter().find(|u| u["model"] == "llama-3.1-405b").unwrap();
     assert_eq!(unplaced["rejections"], v["replicas"][0]["rejections"]);
 }
 
 #[test]
 fn explain_replica_out_of_range_is_bad_input() {
-    let out = run(&[
-        "explain-placement",
-        CATALOG,
-        "--model",
-        "deepseek-v3",
-        "--replica",
-        "5",
-        "--inventory",
-        FLEET,
-    ]);
+    let out = run(&["explain-placement", CATALOG, "--model", "deepseek-v3", "--replica", "5", "--inventory", FLEET]);
     assert_eq!(code(&out), 2, "{}", transcript(&out));
 }
 
@@ -112,12 +72,7 @@ fn nodes_table_and_json() {
     assert_eq!(code(&out), 0);
     insta::assert_snapshot!(stdout(&out));
     let v = json(&run(&["nodes", "--inventory", FLEET, "--format", "json"]));
-    let h1 = &v["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["id"] == "gpu-h100-01")
-        .unwrap()["gpus"][0];
+    let h1 = &v["nodes"].as_array().unwrap().iter().find(|n| n["id"] == "gpu-h100-01").unwrap()["gpus"][0];
     assert_eq!(h1["free"], 4);
     assert_eq!(h1["total"], 8);
 }
@@ -130,22 +85,9 @@ fn merge_round_trips_through_every_format() {
         let path = dir.path().join(format!("fleet.{ext}"));
         let out = run(&["inventory", "merge", FLEET, "-o", path.to_str().unwrap()]);
         assert_eq!(code(&out), 0, "{}", transcript(&out));
-        let again = json(&run(&[
-            "nodes",
-            "--inventory",
-            path.to_str().unwrap(),
-            "--format",
-            "json",
-        ]));
+        let again = json(&run(&["nodes", "--inventory", path.to_str().unwrap(), "--format", "json"]));
         assert_eq!(again, base, "{ext}");
-        let plan = run(&[
-            "place",
-            CATALOG,
-            "--inventory",
-            path.to_str().unwrap(),
-            "--format",
-            "json",
-        ]);
+        let plan = run(&["place", CATALOG, "--inventory", path.to_str().unwrap(), "--format", "json"]);
         let first = run(&["place", CATALOG, "--inventory", FLEET, "--format", "json"]);
         assert_eq!(stdout(&plan), stdout(&first), "{ext}");
     }
@@ -154,11 +96,7 @@ fn merge_round_trips_through_every_format() {
 #[test]
 fn several_inventories_merge_for_place() {
     let dir = tempfile::tempdir().unwrap();
-    let a = write(
-        dir.path(),
-        "a.toml",
-        "[[node]]\nid = \"a\"\nengines = { \"llama.cpp\" = \"\" }\n",
-    );
+    let a = write(dir.path(), "a.toml", "[[node]]\nid = \"a\"\nengines = { \"llama.cpp\" = \"\" }\n");
     let b = write(dir.path(), "b.json", "{\"node\": [{\"id\": \"b\"}]}");
     let cat = write(
         dir.path(),
@@ -194,12 +132,7 @@ fn a_closed_pipe_is_not_an_error() {
     // stdout is dropped here: the rest of the page meets a closed pipe.
     let status = child.wait().unwrap();
     let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
     assert!(status.success(), "{status:?} {err}");
     assert!(!err.contains("panicked"), "{err}");
 }

@@ -23,18 +23,10 @@ fn fake_statvfs(_: &Path) -> Option<(u64, u64)> {
     Some((1_200_000_000_000, 2_000_000_000_000))
 }
 
-fn machine(
-    root: &Path,
-    gpus: Result<Vec<GpuFacts>, String>,
-    config: NodeConfig,
-    path: Option<&Path>,
-) -> Machine {
+fn machine(root: &Path, gpus: Result<Vec<GpuFacts>, String>, config: NodeConfig, path: Option<&Path>) -> Machine {
     Machine {
         root: root.to_path_buf(),
-        path: Some(path.map_or_else(
-            || root.join("empty-path").into_os_string(),
-            |p| p.as_os_str().to_owned(),
-        )),
+        path: Some(path.map_or_else(|| root.join("empty-path").into_os_string(), |p| p.as_os_str().to_owned())),
         gpus: Box::new(Fixed(gpus)),
         config,
         probe_timeout: Duration::from_secs(5),
@@ -66,25 +58,12 @@ fn executable(path: &Path, script: &str) {
 fn dgx_h100_like_node() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    write(
-        root,
-        "proc/meminfo",
-        "MemTotal:       2113470464 kB\nMemFree:        2000000000 kB\n",
-    );
+    write(root, "proc/meminfo", "MemTotal:       2113470464 kB\nMemFree:        2000000000 kB\n");
     write(root, "proc/sys/kernel/hostname", "dgx-h100-a01\n");
     // Four NVSwitches, each a PCI device of class 0x068000.
-    let switches = [
-        "0000:05:00.0",
-        "0000:06:00.0",
-        "0000:07:00.0",
-        "0000:08:00.0",
-    ];
+    let switches = ["0000:05:00.0", "0000:06:00.0", "0000:07:00.0", "0000:08:00.0"];
     for s in switches {
-        write(
-            root,
-            &format!("sys/bus/pci/devices/{s}/class"),
-            "0x068000\n",
-        );
+        write(root, &format!("sys/bus/pci/devices/{s}/class"), "0x068000\n");
     }
     let bus = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"];
     let gpus: Vec<GpuFacts> = (0..8)
@@ -96,9 +75,7 @@ fn dgx_h100_like_node() {
             pci_bus_id: Some(format!("00000000:{}:00.0", bus[i as usize].to_uppercase())),
             mig: Some(false),
             // 18 links, spread over the switches, as NVML reports them.
-            active_links: (0..18)
-                .map(|l| format!("00000000:{}", &switches[l % 4][5..].to_uppercase()))
-                .collect(),
+            active_links: (0..18).map(|l| format!("00000000:{}", &switches[l % 4][5..].to_uppercase())).collect(),
         })
         .collect();
     // Eight compute HCAs on one fabric (a non-default subnet prefix), two
@@ -114,46 +91,15 @@ fn dgx_h100_like_node() {
             "0x1",
         );
     }
-    ib_port(
-        root,
-        "mlx5_8",
-        1,
-        "4: ACTIVE",
-        "Ethernet",
-        "fe80:0000:0000:0000:0000:0000:0000:0001",
-        "0x0",
-    );
-    ib_port(
-        root,
-        "mlx5_9",
-        1,
-        "4: ACTIVE",
-        "Ethernet",
-        "fe80:0000:0000:0000:0000:0000:0000:0002",
-        "0x0",
-    );
-    ib_port(
-        root,
-        "mlx5_10",
-        1,
-        "1: DOWN",
-        "InfiniBand",
-        "fe80:0000:0000:0001:0000:0000:0000:0003",
-        "0x1",
-    );
+    ib_port(root, "mlx5_8", 1, "4: ACTIVE", "Ethernet", "fe80:0000:0000:0000:0000:0000:0000:0001", "0x0");
+    ib_port(root, "mlx5_9", 1, "4: ACTIVE", "Ethernet", "fe80:0000:0000:0000:0000:0000:0000:0002", "0x0");
+    ib_port(root, "mlx5_10", 1, "1: DOWN", "InfiniBand", "fe80:0000:0000:0001:0000:0000:0000:0003", "0x1");
     // Model dirs: a Hugging Face cache, a plain safetensors folder, a GGUF.
     let models = root.join("models");
-    std::fs::create_dir_all(
-        models.join("hub/models--meta-llama--Llama-3.1-70B-Instruct/snapshots/abc"),
-    )
-    .unwrap();
+    std::fs::create_dir_all(models.join("hub/models--meta-llama--Llama-3.1-70B-Instruct/snapshots/abc")).unwrap();
     std::fs::create_dir_all(models.join("hub/models--gpt2")).unwrap();
     write(&models, "qwen/Qwen2.5-72B-Instruct/config.json", "{}");
-    write(
-        &models,
-        "qwen/Qwen2.5-72B-Instruct/model-00001-of-00037.safetensors",
-        "",
-    );
+    write(&models, "qwen/Qwen2.5-72B-Instruct/model-00001-of-00037.safetensors", "");
     write(&models, "gguf/llama-3.1-8b-instruct-q4_k_m.gguf", "");
     write(&models, "notes/readme.txt", "");
     let config = NodeConfig {
@@ -165,11 +111,7 @@ fn dgx_h100_like_node() {
     let bin = root.join("bin");
     executable(&bin.join("vllm"), "#!/bin/sh\ntouch \"$0.ran\"\nsleep 30\n");
     let (node, warnings) = discover(&machine(root, Ok(gpus), config, Some(&bin)));
-    assert!(
-        warnings.is_empty(),
-        "{}",
-        llmgw::diag::render(&warnings, false)
-    );
+    assert!(warnings.is_empty(), "{}", llmgw::diag::render(&warnings, false));
     assert!(!bin.join("vllm.ran").exists(), "discovery ran vllm");
     insta::assert_snapshot!(toml_of(node));
 }
@@ -180,12 +122,7 @@ fn pcie_box_with_two_nvlink_pairs_and_no_hcas() {
     let root = dir.path();
     write(root, "proc/meminfo", "MemTotal:        528032768 kB\n");
     write(root, "proc/sys/kernel/hostname", "l40s-box\n");
-    let bus = [
-        "0000:17:00.0",
-        "0000:31:00.0",
-        "0000:b1:00.0",
-        "0000:ca:00.0",
-    ];
+    let bus = ["0000:17:00.0", "0000:31:00.0", "0000:b1:00.0", "0000:ca:00.0"];
     let pair = |i: usize| vec![bus[i ^ 1].to_string(), bus[i ^ 1].to_string()];
     let gpus: Vec<GpuFacts> = (0..4)
         .map(|i| GpuFacts {
@@ -203,10 +140,7 @@ fn pcie_box_with_two_nvlink_pairs_and_no_hcas() {
     let peers: Vec<_> = node.gpus.iter().map(|g| g.nvlink_peers.clone()).collect();
     assert_eq!(peers, vec![vec![1], vec![0], vec![3], vec![2]]);
     assert!(node.fabrics.is_empty());
-    assert!(
-        node.weights.is_none(),
-        "no model dirs configured: never looked"
-    );
+    assert!(node.weights.is_none(), "no model dirs configured: never looked");
     insta::assert_snapshot!(toml_of(node));
 }
 
@@ -238,15 +172,8 @@ fn mig_gpus_have_no_peers_and_invisible_remotes_mean_a_switch() {
         },
     ];
     let (node, _) = discover(&machine(dir.path(), Ok(gpus), NodeConfig::default(), None));
-    let peers: Vec<_> = node
-        .gpus
-        .iter()
-        .map(|g| (g.mig, g.nvlink_peers.clone()))
-        .collect();
-    assert_eq!(
-        peers,
-        vec![(Some(true), vec![]), (None, vec![2]), (None, vec![1])]
-    );
+    let peers: Vec<_> = node.gpus.iter().map(|g| (g.mig, g.nvlink_peers.clone())).collect();
+    assert_eq!(peers, vec![(Some(true), vec![]), (None, vec![2]), (None, vec![1])]);
 }
 
 #[test]
@@ -261,44 +188,16 @@ fn no_nvml_is_a_cpu_only_node_with_a_warning() {
     assert!(node.gpus.is_empty());
     assert_eq!(node.id, "localhost");
     assert_eq!(warnings.len(), 1);
-    assert!(
-        warnings[0].message.contains("libnvidia-ml.so.1"),
-        "{}",
-        warnings[0].message
-    );
+    assert!(warnings[0].message.contains("libnvidia-ml.so.1"), "{}", warnings[0].message);
 }
 
 #[test]
 fn default_subnet_prefix_names_the_fabric_by_subnet_manager_and_warns() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    ib_port(
-        root,
-        "mlx5_0",
-        1,
-        "4: ACTIVE",
-        "InfiniBand",
-        "fe80:0000:0000:0000:a088:c203:0000:0001",
-        "0x2a",
-    );
-    ib_port(
-        root,
-        "mlx5_1",
-        1,
-        "4: ACTIVE",
-        "InfiniBand",
-        "fe80:0000:0000:0000:a088:c203:0000:0002",
-        "0x2a",
-    );
-    ib_port(
-        root,
-        "mlx5_2",
-        1,
-        "4: ACTIVE",
-        "Ethernet",
-        "fe80:0000:0000:0000:0000:0000:0000:0003",
-        "0x0",
-    );
+    ib_port(root, "mlx5_0", 1, "4: ACTIVE", "InfiniBand", "fe80:0000:0000:0000:a088:c203:0000:0001", "0x2a");
+    ib_port(root, "mlx5_1", 1, "4: ACTIVE", "InfiniBand", "fe80:0000:0000:0000:a088:c203:0000:0002", "0x2a");
+    ib_port(root, "mlx5_2", 1, "4: ACTIVE", "Ethernet", "fe80:0000:0000:0000:0000:0000:0000:0003", "0x0");
     let (node, warnings) = discover(&machine(root, Ok(vec![]), NodeConfig::default(), None));
     assert_eq!(node.fabrics.len(), 1);
     assert_eq!(node.fabrics[0].name, "ib-sm42");
@@ -307,21 +206,14 @@ fn default_subnet_prefix_names_the_fabric_by_subnet_manager_and_warns() {
     // The config names fabrics, RoCE ones too, and silences the guess.
     let config = NodeConfig {
         fabrics: [
-            (
-                "ib-east".to_string(),
-                vec!["mlx5_0".into(), "mlx5_1".into()],
-            ),
+            ("ib-east".to_string(), vec!["mlx5_0".into(), "mlx5_1".into()]),
             ("roce-storage".into(), vec!["mlx5_2".into()]),
         ]
         .into(),
         ..NodeConfig::default()
     };
     let (node, warnings) = discover(&machine(root, Ok(vec![]), config, None));
-    let names: Vec<_> = node
-        .fabrics
-        .iter()
-        .map(|f| (f.name.as_str(), f.hcas.len()))
-        .collect();
+    let names: Vec<_> = node.fabrics.iter().map(|f| (f.name.as_str(), f.hcas.len())).collect();
     assert_eq!(names, vec![("ib-east", 2), ("roce-storage", 1)]);
     assert!(warnings.is_empty());
 }
@@ -352,10 +244,7 @@ fn sglang_probe_exit_code_is_the_answer() {
     assert_eq!(w.len(), 1, "a timed-out probe warns");
     assert!(start.elapsed() < Duration::from_secs(5));
     // The probe asks find_spec, not import.
-    let (node, _) = probe(
-        "case \"$2\" in *find_spec*) exit 0;; *) exit 3;; esac",
-        Duration::from_secs(5),
-    );
+    let (node, _) = probe("case \"$2\" in *find_spec*) exit 0;; *) exit 3;; esac", Duration::from_secs(5));
     assert!(node.engines.contains_key("sglang"));
 }
 
@@ -365,10 +254,7 @@ fn discover_cli_finds_wrappers_without_running_them() {
     let bin = dir.path().join("bin");
     let marker = dir.path().join("ran");
     for name in ["vllm", "llama-server"] {
-        executable(
-            &bin.join(name),
-            &format!("#!/bin/sh\ntouch {}\nsleep 30\n", marker.display()),
-        );
+        executable(&bin.join(name), &format!("#!/bin/sh\ntouch {}\nsleep 30\n", marker.display()));
     }
     let out = llmgw()
         .args(["discover", "--format", "json"])
@@ -389,21 +275,8 @@ fn discover_output_is_accepted_by_place_and_written_atomically() {
     let snapshot = dir.path().join("node.json");
     let out = run(&["discover", "-o", snapshot.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
-    assert!(
-        std::fs::read_to_string(&snapshot)
-            .unwrap()
-            .trim_start()
-            .starts_with('{'),
-        "-o .json writes JSON"
-    );
-    let plan = run(&[
-        "place",
-        "catalog/fleet.toml",
-        "--inventory",
-        snapshot.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    assert!(std::fs::read_to_string(&snapshot).unwrap().trim_start().starts_with('{'), "-o .json writes JSON");
+    let plan = run(&["place", "catalog/fleet.toml", "--inventory", snapshot.to_str().unwrap(), "--format", "json"]);
     assert!(matches!(code(&plan), 0 | 1), "{}", transcript(&plan));
     json(&plan);
     // And with no inventory at all, this machine is discovered live.
@@ -415,16 +288,9 @@ fn discover_output_is_accepted_by_place_and_written_atomically() {
 #[test]
 fn a_bad_node_config_is_bad_input() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = write(
-        dir.path(),
-        "node.toml",
-        "id = \"a\"\nmodel_dir = [\"/models\"]\n[engines]\nvlm = \"/opt/vllm\"\n",
-    );
+    let cfg = write(dir.path(), "node.toml", "id = \"a\"\nmodel_dir = [\"/models\"]\n[engines]\nvlm = \"/opt/vllm\"\n");
     let out = run(&["discover", "--config", cfg.to_str().unwrap()]);
     assert_eq!(code(&out), 2);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("did you mean `model_dirs`?") && err.contains("did you mean `vllm`?"),
-        "{err}"
-    );
+    assert!(err.contains("did you mean `model_dirs`?") && err.contains("did you mean `vllm`?"), "{err}");
 }

@@ -75,7 +75,10 @@ fn a_wrapper_that_starts_a_server_is_killed_with_its_group() {
     // Ignores --version, starts a "server" and a worker, and waits forever.
     executable(
         &bin.join("vllm"),
-        &format!("#!/bin/sh\n/bin/sleep 300 &\necho $! > {p}.worker\necho $$ > {p}.main\nread line\n/bin/sleep 300\n", p = pids.display()),
+        &format!(
+            "#!/bin/sh\n/bin/sleep 300 &\necho $! > {p}.worker\necho $$ > {p}.main\nread line\n/bin/sleep 300\n",
+            p = pids.display()
+        ),
     );
     let start = Instant::now();
     let out = check(&bin, &["vllm", "--timeout", "1", "--format", "json"]);

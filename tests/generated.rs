@@ -20,11 +20,7 @@ fn completions_and_man_pages_are_fresh() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut stale = Vec::new();
     for (shell, file) in llmgw::generate::COMPLETION_FILES {
-        check(
-            &root.join("completions").join(file),
-            &llmgw::generate::completions(*shell),
-            &mut stale,
-        );
+        check(&root.join("completions").join(file), &llmgw::generate::completions(*shell), &mut stale);
     }
     let pages = llmgw::generate::man_pages().unwrap();
     assert!(pages.len() >= 10, "one page per command");
@@ -40,8 +36,5 @@ fn completions_and_man_pages_are_fresh() {
             }
         }
     }
-    assert!(
-        stale.is_empty(),
-        "stale generated files: {stale:?}\nrun: LLMGW_REGENERATE=1 cargo test --test generated"
-    );
+    assert!(stale.is_empty(), "stale generated files: {stale:?}\nrun: LLMGW_REGENERATE=1 cargo test --test generated");
 }

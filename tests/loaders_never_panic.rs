@@ -17,28 +17,17 @@ fn load_all(name: &str, text: &str) {
         let _ = d.line_col();
         // Every span points inside the text it names.
         for (span, _) in &d.labels {
-            assert!(
-                span.end <= text.len() && span.start <= span.end,
-                "{name}: {span:?} for {}",
-                d.message
-            );
+            assert!(span.end <= text.len() && span.start <= span.end, "{name}: {span:?} for {}", d.message);
         }
     }
 }
 
 /// Valid files in all three syntaxes, to mutate.
 fn seeds() -> Vec<(&'static str, String)> {
-    let inv =
-        llmgw::load::inventories(&[concat!(env!("CARGO_MANIFEST_DIR"), "/examples/fleet.toml")])
-            .unwrap();
+    let inv = llmgw::load::inventories(&[concat!(env!("CARGO_MANIFEST_DIR"), "/examples/fleet.toml")]).unwrap();
     let json = llmgw::output::render_inventory(&inv, llmgw::cli::DataFormat::Json).unwrap();
     let yaml = llmgw::output::render_inventory(&inv, llmgw::cli::DataFormat::Yaml).unwrap();
-    vec![
-        ("x.toml", CATALOG.to_string()),
-        ("x.toml", INVENTORY.to_string()),
-        ("x.json", json),
-        ("x.yaml", yaml),
-    ]
+    vec![("x.toml", CATALOG.to_string()), ("x.toml", INVENTORY.to_string()), ("x.json", json), ("x.yaml", yaml)]
 }
 
 proptest! {
@@ -82,8 +71,8 @@ fn seeds_are_valid_in_every_format() {
         if src.inner().contains("[[model]]") {
             assert!(llmgw::catalog::check(&src).0.is_some());
         } else {
-            let nodes = llmgw::inventory::load(&src)
-                .unwrap_or_else(|d| panic!("{name}: {}", llmgw::diag::render(&d, false)));
+            let nodes =
+                llmgw::inventory::load(&src).unwrap_or_else(|d| panic!("{name}: {}", llmgw::diag::render(&d, false)));
             assert_eq!(nodes.len(), 13, "{name}");
         }
     }

@@ -10,22 +10,10 @@ fn place(catalog: &str, inventory: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let c = write(dir.path(), "catalog.toml", catalog);
     let i = write(dir.path(), "fleet.toml", inventory);
-    let out = run(&[
-        "place",
-        c.to_str().unwrap(),
-        "--inventory",
-        i.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let out = run(&["place", c.to_str().unwrap(), "--inventory", i.to_str().unwrap(), "--format", "json"]);
     let v = json(&out);
     let unplaced = v["summary"]["unplaced"].as_u64().unwrap();
-    assert_eq!(
-        code(&out),
-        if unplaced > 0 { 1 } else { 0 },
-        "{}",
-        transcript(&out)
-    );
+    assert_eq!(code(&out), if unplaced > 0 { 1 } else { 0 }, "{}", transcript(&out));
     v
 }
 
@@ -46,9 +34,7 @@ fn explain(catalog: &str, inventory: &str, model: &str) -> Value {
 }
 
 fn h100(n: u32) -> String {
-    (0..n)
-        .map(|i| format!("[[node.gpu]]\nindex = {i}\nname = \"NVIDIA H100 80GB HBM3\"\n"))
-        .collect()
+    (0..n).map(|i| format!("[[node.gpu]]\nindex = {i}\nname = \"NVIDIA H100 80GB HBM3\"\n")).collect()
 }
 
 /// Just the node ids of each placement, in order.
@@ -57,14 +43,7 @@ fn chosen(v: &Value) -> Vec<Vec<String>> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| {
-            p["nodes"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|n| n["node"].as_str().unwrap().to_string())
-                .collect()
-        })
+        .map(|p| p["nodes"].as_array().unwrap().iter().map(|n| n["node"].as_str().unwrap().to_string()).collect())
         .collect()
 }
 
@@ -132,10 +111,7 @@ source = "org/m"
         ]}])
     );
     assert_eq!(v["placements"], json!([]));
-    assert_eq!(
-        v["summary"],
-        json!({"wanted": 1, "existing": 0, "placed": 0, "unplaced": 1})
-    );
+    assert_eq!(v["summary"], json!({"wanted": 1, "existing": 0, "placed": 0, "unplaced": 1}));
 }
 
 #[test]
@@ -157,10 +133,7 @@ replicas = 2
   nodes = 2
 "#;
     // No fabric at all: one rejection with no pool and no node.
-    let inv = format!(
-        "[[node]]\nid = \"n1\"\nlabels = {{ only = \"n1\" }}\n{}",
-        h100(1)
-    );
+    let inv = format!("[[node]]\nid = \"n1\"\nlabels = {{ only = \"n1\" }}\n{}", h100(1));
     let v = place(catalog, &inv);
     assert_eq!(v["placements"][0]["nodes"][0]["node"], "n1");
     assert_eq!(
@@ -186,31 +159,15 @@ replicas = 2
                 "n1".into(),
                 "already hosts this model; spreading across failure domains".into()
             ),
-            (
-                "none/h100-80gb-hbm3".into(),
-                "n2".into(),
-                "does not carry only=n1".into()
-            ),
-            (
-                "none/h100-80gb-hbm3".into(),
-                "n3".into(),
-                "does not carry only=n1".into()
-            ),
+            ("none/h100-80gb-hbm3".into(), "n2".into(), "does not carry only=n1".into()),
+            ("none/h100-80gb-hbm3".into(), "n3".into(), "does not carry only=n1".into()),
             (
                 "ib-a/h100-80gb-hbm3".into(),
                 "n1".into(),
                 "already hosts this model; spreading across failure domains".into()
             ),
-            (
-                "ib-a/h100-80gb-hbm3".into(),
-                "n2".into(),
-                "attached to ib-a but reports no adapters for it".into()
-            ),
-            (
-                "ib-a/h100-80gb-hbm3".into(),
-                "".into(),
-                "needs 2 nodes, only 0 qualify".into()
-            ),
+            ("ib-a/h100-80gb-hbm3".into(), "n2".into(), "attached to ib-a but reports no adapters for it".into()),
+            ("ib-a/h100-80gb-hbm3".into(), "".into(), "needs 2 nodes, only 0 qualify".into()),
         ]
     );
 }
@@ -228,16 +185,8 @@ fn a_fabric_only_on_a_cordoned_node_still_counts() {
     assert_eq!(
         reasons(&place(catalog, &inv)),
         vec![
-            (
-                "ib-x/h100-80gb-hbm3".into(),
-                "n1".into(),
-                "node is cordoned".into()
-            ),
-            (
-                "ib-x/h100-80gb-hbm3".into(),
-                "".into(),
-                "needs 2 nodes, only 0 qualify".into()
-            ),
+            ("ib-x/h100-80gb-hbm3".into(), "n1".into(), "node is cordoned".into()),
+            ("ib-x/h100-80gb-hbm3".into(), "".into(), "needs 2 nodes, only 0 qualify".into()),
         ]
     );
 }
@@ -259,13 +208,7 @@ source = "org/m"
     let v = place(catalog, &format!("[[node]]\nid = \"old\"\n{}", h100(1)));
     assert_eq!(chosen(&v), vec![vec!["old".to_string()]]);
     // Reporting an empty engine table is the same as not reporting.
-    let v = place(
-        catalog,
-        &format!(
-            "[[node]]\nid = \"old\"\nengines = {{}}\nmemory_total_mb = 0\n{}",
-            h100(1)
-        ),
-    );
+    let v = place(catalog, &format!("[[node]]\nid = \"old\"\nengines = {{}}\nmemory_total_mb = 0\n{}", h100(1)));
     assert_eq!(chosen(&v), vec![vec!["old".to_string()]]);
 }
 
@@ -305,31 +248,20 @@ fn weights_beat_best_fit() {
         g2 = h100(2),
         g8 = h100(8)
     );
-    assert_eq!(
-        chosen(&place(catalog, &inv)),
-        vec![vec!["b-has-weights".to_string()]]
-    );
+    assert_eq!(chosen(&place(catalog, &inv)), vec![vec!["b-has-weights".to_string()]]);
 }
 
 #[test]
 fn cpu_only_replicas_spread_by_allocation_count() {
     let catalog = "[[model]]\nname = \"m\"\nreplicas = 3\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n";
     let busy = |id: &str, n: usize| {
-        let allocs: String = (0..n)
-            .map(|i| format!("[[node.allocation]]\nmodel = \"other\"\nreplica = {i}\ngpus = []\n"))
-            .collect();
+        let allocs: String =
+            (0..n).map(|i| format!("[[node.allocation]]\nmodel = \"other\"\nreplica = {i}\ngpus = []\n")).collect();
         format!("[[node]]\nid = \"{id}\"\n{allocs}\n")
     };
     let inv = [busy("a", 2), busy("b", 0), busy("c", 1), busy("d", 0)].join("\n");
     let v = place(catalog, &inv);
-    assert_eq!(
-        chosen(&v),
-        vec![
-            vec!["b".to_string()],
-            vec!["d".to_string()],
-            vec!["c".to_string()]
-        ]
-    );
+    assert_eq!(chosen(&v), vec![vec!["b".to_string()], vec!["d".to_string()], vec!["c".to_string()]]);
     assert_eq!(v["placements"][0]["pool"], "none/cpu");
     assert_eq!(v["placements"][0]["nodes"][0]["gpus"], json!([]));
 }
@@ -348,13 +280,7 @@ fn multi_node_takes_the_emptiest_nodes_of_one_fabric_and_its_hcas() {
             h100(8)
         )
     };
-    let inv = [
-        node("a", &[0, 1, 2]),
-        node("b", &[]),
-        node("c", &[0]),
-        node("d", &[]),
-    ]
-    .join("\n");
+    let inv = [node("a", &[0, 1, 2]), node("b", &[]), node("c", &[0]), node("d", &[])].join("\n");
     let v = place(catalog, &inv);
     assert_eq!(
         v["placements"],
@@ -370,10 +296,7 @@ fn multi_node_takes_the_emptiest_nodes_of_one_fabric_and_its_hcas() {
 fn a_fabric_with_too_few_nodes_is_skipped_for_the_next() {
     let catalog = "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\nnodes = 2\n";
     let node = |id: &str, fabric: &str| {
-        format!(
-            "[[node]]\nid = \"{id}\"\n{}[[node.fabric]]\nname = \"{fabric}\"\nhcas = [\"mlx5_0\"]\n\n",
-            h100(8)
-        )
+        format!("[[node]]\nid = \"{id}\"\n{}[[node.fabric]]\nname = \"{fabric}\"\nhcas = [\"mlx5_0\"]\n\n", h100(8))
     };
     let inv = [node("a", "ib-a"), node("b", "ib-b"), node("c", "ib-b")].join("");
     let v = place(catalog, &inv);
@@ -390,9 +313,7 @@ fn nvlink_island_choice_on_a_node_with_two_islands() {
     // one island: the seed 1 finds no free peer, the seed 2 finds 3.
     let catalog = "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 2\n";
     let gpu = |i: u32, peers: &str| {
-        format!(
-            "[[node.gpu]]\nindex = {i}\nname = \"NVIDIA H100 80GB HBM3\"\nnvlink_peers = {peers}\n"
-        )
+        format!("[[node.gpu]]\nindex = {i}\nname = \"NVIDIA H100 80GB HBM3\"\nnvlink_peers = {peers}\n")
     };
     let inv = format!(
         "[[node]]\nid = \"pcie\"\n{}{}{}{}[[node.allocation]]\nmodel = \"x\"\nreplica = 0\ngpus = [0]\n",
@@ -426,10 +347,7 @@ fn unhealthy_gpus_are_never_free() {
         [[node.gpu]]\nindex = 2\nname = \"NVIDIA H100 80GB HBM3\"\n";
     let v = place(catalog, inv);
     assert_eq!(v["placements"][0]["nodes"][0]["gpus"], json!([1, 2]));
-    let v = place(
-        &catalog.replace("gpus_per_node = 2", "gpus_per_node = 3"),
-        inv,
-    );
+    let v = place(&catalog.replace("gpus_per_node = 2", "gpus_per_node = 3"), inv);
     assert_eq!(reasons(&v)[0].2, "has 2 free h100-80gb-hbm3 GPUs, needs 3");
 }
 
@@ -453,21 +371,10 @@ replicas = 3
   engine = "llama.cpp"
   priority = 5
 "#;
-    let inv = format!(
-        "[[node]]\nid = \"a\"\n{}\n[[node]]\nid = \"b\"\n\n[[node]]\nid = \"c\"\n",
-        h100(1)
-    );
+    let inv = format!("[[node]]\nid = \"a\"\n{}\n[[node]]\nid = \"b\"\n\n[[node]]\nid = \"c\"\n", h100(1));
     let v = place(catalog, &inv);
-    let profiles: Vec<_> = v["placements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["profile"].clone())
-        .collect();
-    assert_eq!(
-        profiles,
-        vec![json!("best"), json!("first-tie"), json!("first-tie")]
-    );
+    let profiles: Vec<_> = v["placements"].as_array().unwrap().iter().map(|p| p["profile"].clone()).collect();
+    assert_eq!(profiles, vec![json!("best"), json!("first-tie"), json!("first-tie")]);
 }
 
 #[test]
@@ -483,43 +390,22 @@ fn existing_allocations_count_block_gpus_and_surplus_is_avoided() {
     let v = place(catalog, &inv);
     // Replica 1 exists; 0 and 2 are placed; a (replica 1) and b (surplus
     // replica 7) are avoided; c's GPU 0 is taken.
-    assert_eq!(
-        v["summary"],
-        json!({"wanted": 3, "existing": 1, "placed": 2, "unplaced": 0})
-    );
+    assert_eq!(v["summary"], json!({"wanted": 3, "existing": 1, "placed": 2, "unplaced": 0}));
     let placed: Vec<_> = v["placements"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| {
-            (
-                p["replica"].clone(),
-                p["nodes"][0]["node"].clone(),
-                p["nodes"][0]["gpus"].clone(),
-            )
-        })
+        .map(|p| (p["replica"].clone(), p["nodes"][0]["node"].clone(), p["nodes"][0]["gpus"].clone()))
         .collect();
-    assert_eq!(
-        placed,
-        vec![
-            (json!(0), json!("c"), json!([1])),
-            (json!(2), json!("d"), json!([0]))
-        ]
-    );
+    assert_eq!(placed, vec![(json!(0), json!("c"), json!([1])), (json!(2), json!("d"), json!([0]))]);
 }
 
 #[test]
 fn replicas_of_one_model_never_share_a_node() {
     let catalog = "[[model]]\nname = \"m\"\nreplicas = 3\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n";
-    let inv = format!(
-        "[[node]]\nid = \"a\"\n{g8}\n[[node]]\nid = \"b\"\n{g8}",
-        g8 = h100(8)
-    );
+    let inv = format!("[[node]]\nid = \"a\"\n{g8}\n[[node]]\nid = \"b\"\n{g8}", g8 = h100(8));
     let v = place(catalog, &inv);
-    assert_eq!(
-        chosen(&v),
-        vec![vec!["a".to_string()], vec!["b".to_string()]]
-    );
+    assert_eq!(chosen(&v), vec![vec!["a".to_string()], vec!["b".to_string()]]);
     assert_eq!(v["unplaced"][0]["replica"], 2);
 }
 
@@ -549,10 +435,7 @@ name = "m"
   engine = "vllm"
   gpu_class = "h100-80gb-hbm3"
 "#;
-    let inv = format!(
-        "[[node]]\nid = \"a\"\nstate = \"down\"\n\n[[node]]\nid = \"b\"\n{}",
-        h100(2)
-    );
+    let inv = format!("[[node]]\nid = \"a\"\nstate = \"down\"\n\n[[node]]\nid = \"b\"\n{}", h100(2));
     let v = explain(catalog, &inv, "m");
     assert_eq!(
         v,

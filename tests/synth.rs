@@ -5,7 +5,18 @@ use common::*;
 
 #[test]
 fn same_seed_same_fleet() {
-    let args = ["inventory", "synth", "dgx-h100:3@ib-east,zone=a", "cpu:2", "--cordoned", "0.3", "--load", "0.5", "--seed", "7"];
+    let args = [
+        "inventory",
+        "synth",
+        "dgx-h100:3@ib-east,zone=a",
+        "cpu:2",
+        "--cordoned",
+        "0.3",
+        "--load",
+        "0.5",
+        "--seed",
+        "7",
+    ];
     let a = run(&args);
     assert_eq!(code(&a), 0, "{}", transcript(&a));
     assert_eq!(stdout(&a), stdout(&run(&args)));
@@ -19,7 +30,16 @@ fn same_seed_same_fleet() {
 fn shapes_counts_fabrics_and_labels() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fleet.json");
-    let out = run(&["inventory", "synth", "dgx-h100:2@ib-a,zone=a", "hgx-a100:1@ib-b", "l40s-pcie:1", "cpu:1", "-o", path.to_str().unwrap()]);
+    let out = run(&[
+        "inventory",
+        "synth",
+        "dgx-h100:2@ib-a,zone=a",
+        "hgx-a100:1@ib-b",
+        "l40s-pcie:1",
+        "cpu:1",
+        "-o",
+        path.to_str().unwrap(),
+    ]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let nodes = json(&run(&["nodes", "--inventory", path.to_str().unwrap(), "--format", "json"]));
     let nodes = nodes["nodes"].as_array().unwrap();
@@ -45,7 +65,17 @@ fn load_and_cordoned_fractions() {
 fn would_this_catalog_fit() {
     let dir = tempfile::tempdir().unwrap();
     let fleet = dir.path().join("fleet.toml");
-    let out = run(&["inventory", "synth", "dgx-h100:8@ib-east", "dgx-h100:8@ib-west", "hgx-a100:8@ib-west", "l40s-pcie:2", "cpu:4,role=cpu", "-o", fleet.to_str().unwrap()]);
+    let out = run(&[
+        "inventory",
+        "synth",
+        "dgx-h100:8@ib-east",
+        "dgx-h100:8@ib-west",
+        "hgx-a100:8@ib-west",
+        "l40s-pcie:2",
+        "cpu:4,role=cpu",
+        "-o",
+        fleet.to_str().unwrap(),
+    ]);
     assert_eq!(code(&out), 0);
     let plan = run(&["place", "catalog/fleet.toml", "--inventory", fleet.to_str().unwrap(), "--format", "json"]);
     assert_eq!(code(&plan), 0, "{}", transcript(&plan));

@@ -53,11 +53,8 @@ impl NodeConfig {
 pub fn parse(src: &crate::diag::Source) -> Result<NodeConfig, Vec<Diag>> {
     let root = doc::parse(src.inner(), doc::Format::from_path(src.name())).map_err(|e| {
         vec![
-            Diag::error(
-                Code::Syntax,
-                format!("{} is not a valid node config: {}", src.name(), e.message),
-            )
-            .at(src, e.span, "here"),
+            Diag::error(Code::Syntax, format!("{} is not a valid node config: {}", src.name(), e.message))
+                .at(src, e.span, "here"),
         ]
     })?;
     let mut dec = Decoder::new(src.clone());
@@ -79,27 +76,17 @@ pub fn parse(src: &crate::diag::Source) -> Result<NodeConfig, Vec<Diag>> {
             }
         }
         if let Some(n) = t.get("labels") {
-            cfg.labels = dec
-                .string_map(n, "labels")
-                .unwrap_or_default()
-                .into_iter()
-                .map(|e| (e.key, e.value))
-                .collect();
+            cfg.labels =
+                dec.string_map(n, "labels").unwrap_or_default().into_iter().map(|e| (e.key, e.value)).collect();
         }
         if let Some(n) = t.get("model_dirs") {
-            cfg.model_dirs = dec
-                .string_list(n, "model_dirs")
-                .unwrap_or_default()
-                .into_iter()
-                .map(PathBuf::from)
-                .collect();
+            cfg.model_dirs =
+                dec.string_list(n, "model_dirs").unwrap_or_default().into_iter().map(PathBuf::from).collect();
         }
         if let Some(n) = t.get("fabrics") {
             if let doc::Value::Table(entries) = &n.value {
                 for e in entries {
-                    let hcas = dec
-                        .string_list(&e.value, &format!("fabrics.{}", e.key))
-                        .unwrap_or_default();
+                    let hcas = dec.string_list(&e.value, &format!("fabrics.{}", e.key)).unwrap_or_default();
                     cfg.fabrics.insert(e.key.to_string(), hcas);
                 }
             } else {
@@ -109,8 +96,7 @@ pub fn parse(src: &crate::diag::Source) -> Result<NodeConfig, Vec<Diag>> {
         if let Some(n) = t.get("engines") {
             for e in dec.string_map(n, "engines").unwrap_or_default() {
                 if crate::engines::find(&e.key).is_none() {
-                    let help = did_you_mean(&e.key, crate::engines::names())
-                        .map(|s| format!("did you mean `{s}`?"));
+                    let help = did_you_mean(&e.key, crate::engines::names()).map(|s| format!("did you mean `{s}`?"));
                     dec.error(
                         Code::UnknownEngine,
                         e.key_span,
@@ -124,9 +110,5 @@ pub fn parse(src: &crate::diag::Source) -> Result<NodeConfig, Vec<Diag>> {
         }
         t.finish(&mut dec, FIELDS);
     }
-    if dec.diags.is_empty() {
-        Ok(cfg)
-    } else {
-        Err(dec.diags)
-    }
+    if dec.diags.is_empty() { Ok(cfg) } else { Err(dec.diags) }
 }

@@ -34,15 +34,11 @@ impl GpuSource for Nvml {
     fn gpus(&self) -> Result<Vec<GpuFacts>, String> {
         use nvml_wrapper::error::NvmlError;
         let nvml = nvml_wrapper::Nvml::init().map_err(|e| match e {
-            NvmlError::LibloadingError(_) => {
-                "the NVML library (libnvidia-ml.so.1) is not installed".to_string()
-            }
+            NvmlError::LibloadingError(_) => "the NVML library (libnvidia-ml.so.1) is not installed".to_string(),
             NvmlError::DriverNotLoaded => "the NVIDIA driver is not loaded".to_string(),
             other => format!("NVML could not start: {other}"),
         })?;
-        let count = nvml
-            .device_count()
-            .map_err(|e| format!("NVML could not count GPUs: {e}"))?;
+        let count = nvml.device_count().map_err(|e| format!("NVML could not count GPUs: {e}"))?;
         let mut out = Vec::new();
         for i in 0..count {
             let Ok(dev) = nvml.device_by_index(i) else {
@@ -93,10 +89,7 @@ pub fn normalize_bus_id(id: &str) -> String {
 /// switch, and all switch-attached GPUs are mutual peers. A MIG-enabled GPU
 /// has no peers.
 pub fn nvlink_peers(gpus: &[GpuFacts], sysfs_root: &Path) -> Vec<Vec<u32>> {
-    let bus: Vec<Option<String>> = gpus
-        .iter()
-        .map(|g| g.pci_bus_id.as_deref().map(normalize_bus_id))
-        .collect();
+    let bus: Vec<Option<String>> = gpus.iter().map(|g| g.pci_bus_id.as_deref().map(normalize_bus_id)).collect();
     let mut peers: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); gpus.len()];
     let mut on_switch: Vec<usize> = Vec::new();
     for (i, g) in gpus.iter().enumerate() {
@@ -106,18 +99,12 @@ pub fn nvlink_peers(gpus: &[GpuFacts], sysfs_root: &Path) -> Vec<Vec<u32>> {
         let mut switched = false;
         for remote in &g.active_links {
             let remote = normalize_bus_id(remote);
-            if let Some(j) = bus
-                .iter()
-                .position(|b| b.as_deref() == Some(remote.as_str()))
-            {
+            if let Some(j) = bus.iter().position(|b| b.as_deref() == Some(remote.as_str())) {
                 if j != i && gpus[j].mig != Some(true) {
                     peers[i].insert(gpus[j].index);
                     peers[j].insert(g.index);
                 }
-            } else if remote == "ffff:ff:ff.0"
-                || remote == "ffffffff:ff:ff.0"
-                || is_nvswitch(sysfs_root, &remote)
-            {
+            } else if remote == "ffff:ff:ff.0" || remote == "ffffffff:ff:ff.0" || is_nvswitch(sysfs_root, &remote) {
                 switched = true;
             }
         }
@@ -137,10 +124,7 @@ pub fn nvlink_peers(gpus: &[GpuFacts], sysfs_root: &Path) -> Vec<Vec<u32>> {
 
 /// PCI class 0x0680xx is a bridge of class "other": NVSwitch.
 fn is_nvswitch(sysfs_root: &Path, bus_id: &str) -> bool {
-    let path = sysfs_root
-        .join("bus/pci/devices")
-        .join(bus_id)
-        .join("class");
+    let path = sysfs_root.join("bus/pci/devices").join(bus_id).join("class");
     std::fs::read_to_string(path).is_ok_and(|c| c.trim().to_ascii_lowercase().starts_with("0x0680"))
 }
 

@@ -24,40 +24,25 @@ pub fn active_ports(sysfs_root: &Path) -> Vec<Port> {
     let Ok(devs) = std::fs::read_dir(sysfs_root.join("class/infiniband")) else {
         return out;
     };
-    let mut devs: Vec<_> = devs
-        .flatten()
-        .map(|d| d.file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut devs: Vec<_> = devs.flatten().map(|d| d.file_name().to_string_lossy().into_owned()).collect();
     devs.sort();
     for dev in devs {
         let ports_dir = sysfs_root.join("class/infiniband").join(&dev).join("ports");
         let Ok(ports) = std::fs::read_dir(&ports_dir) else {
             continue;
         };
-        let mut ports: Vec<_> = ports
-            .flatten()
-            .map(|p| p.file_name().to_string_lossy().into_owned())
-            .collect();
+        let mut ports: Vec<_> = ports.flatten().map(|p| p.file_name().to_string_lossy().into_owned()).collect();
         ports.sort_by_key(|p| p.parse::<u32>().unwrap_or(u32::MAX));
         for port in ports {
             let dir = ports_dir.join(&port);
-            let read = |f: &str| {
-                std::fs::read_to_string(dir.join(f))
-                    .map(|s| s.trim().to_string())
-                    .ok()
-            };
+            let read = |f: &str| std::fs::read_to_string(dir.join(f)).map(|s| s.trim().to_string()).ok();
             // "4: ACTIVE"; anything else carries no traffic.
             if !read("state").is_some_and(|s| s.ends_with("ACTIVE")) {
                 continue;
             }
-            let infiniband =
-                read("link_layer").is_none_or(|l| l.eq_ignore_ascii_case("infiniband"));
+            let infiniband = read("link_layer").is_none_or(|l| l.eq_ignore_ascii_case("infiniband"));
             let subnet_prefix = read("gids/0").and_then(|g| {
-                let hex: String = g
-                    .split(':')
-                    .take(4)
-                    .map(|grp| format!("{:0>4}", grp.to_ascii_lowercase()))
-                    .collect();
+                let hex: String = g.split(':').take(4).map(|grp| format!("{:0>4}", grp.to_ascii_lowercase())).collect();
                 (hex.len() == 16).then_some(hex)
             });
             let sm_lid = read("sm_lid").and_then(|s| {
@@ -67,13 +52,7 @@ pub fn active_ports(sysfs_root: &Path) -> Vec<Port> {
                     None => s.parse().ok(),
                 }
             });
-            out.push(Port {
-                hca: dev.clone(),
-                port,
-                infiniband,
-                subnet_prefix,
-                sm_lid,
-            });
+            out.push(Port { hca: dev.clone(), port, infiniband, subnet_prefix, sm_lid });
         }
     }
     out
@@ -83,18 +62,12 @@ pub fn active_ports(sysfs_root: &Path) -> Vec<Port> {
 /// otherwise an InfiniBand port with a non-default subnet prefix is on
 /// `ib-<prefix>`, and one with the default prefix on `ib-sm<lid>` of its
 /// subnet manager, with a warning. RoCE ports get a fabric only from config.
-pub fn fabrics(
-    ports: &[Port],
-    configured: &BTreeMap<String, Vec<String>>,
-) -> (Vec<(String, Vec<String>)>, Vec<Diag>) {
+pub fn fabrics(ports: &[Port], configured: &BTreeMap<String, Vec<String>>) -> (Vec<(String, Vec<String>)>, Vec<Diag>) {
     let mut by_fabric: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut warned = false;
     let mut warnings = Vec::new();
     for p in ports {
-        let from_config = configured
-            .iter()
-            .find(|(_, hcas)| hcas.contains(&p.hca))
-            .map(|(f, _)| f.clone());
+        let from_config = configured.iter().find(|(_, hcas)| hcas.contains(&p.hca)).map(|(f, _)| f.clone());
         let fabric = match from_config {
             Some(f) => Some(f),
             None if !p.infiniband => None,

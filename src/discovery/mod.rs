@@ -81,10 +81,9 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
     let facts = match m.gpus.gpus() {
         Ok(f) => f,
         Err(why) => {
-            warnings.push(
-                Diag::warning(Code::NoGpus, format!("no GPUs reported: {why}"))
-                    .help("this node is reported as CPU-only; CPU-capable engines (llama.cpp, ollama) can still be placed here"),
-            );
+            warnings.push(Diag::warning(Code::NoGpus, format!("no GPUs reported: {why}")).help(
+                "this node is reported as CPU-only; CPU-capable engines (llama.cpp, ollama) can still be placed here",
+            ));
             Vec::new()
         }
     };
@@ -119,10 +118,7 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
             }
             continue;
         }
-        if e.binaries
-            .iter()
-            .any(|b| which_in(b, m.path.as_deref()).is_some())
-        {
+        if e.binaries.iter().any(|b| which_in(b, m.path.as_deref()).is_some()) {
             engines.insert(e.name.to_string(), String::new());
         } else if let Some(module) = e.python_module {
             match probe_python_module(m, module) {
@@ -149,11 +145,7 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
         w.dedup();
         let disk = cfg.model_dirs.iter().find_map(|d| {
             let (free, total) = (m.statvfs)(&resolve(&m.root, d))?;
-            Some(Disk {
-                path: d.to_string_lossy().into_owned(),
-                free_bytes: free,
-                total_bytes: total,
-            })
+            Some(Disk { path: d.to_string_lossy().into_owned(), free_bytes: free, total_bytes: total })
         });
         (Some(w), disk)
     };
@@ -168,10 +160,7 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
         weights,
         disk,
         gpus,
-        fabrics: fabrics
-            .into_iter()
-            .map(|(name, hcas)| Fabric { name, hcas })
-            .collect(),
+        fabrics: fabrics.into_iter().map(|(name, hcas)| Fabric { name, hcas }).collect(),
         allocations: Vec::new(),
         origin: None,
     };
@@ -202,20 +191,10 @@ fn probe_python_module(m: &Machine, module: &str) -> Result<bool, String> {
     let Some(python) = which_in("python3", m.path.as_deref()) else {
         return Ok(false);
     };
-    let code = format!(
-        "import importlib.util,sys; sys.exit(0 if importlib.util.find_spec({module:?}) else 1)"
-    );
-    match run_bounded(
-        &python,
-        &["-c", code.as_str()],
-        m.path.as_deref(),
-        m.probe_timeout,
-    ) {
+    let code = format!("import importlib.util,sys; sys.exit(0 if importlib.util.find_spec({module:?}) else 1)");
+    match run_bounded(&python, &["-c", code.as_str()], m.path.as_deref(), m.probe_timeout) {
         Ran::Exited { code, .. } => Ok(code == 0),
-        Ran::TimedOut => Err(format!(
-            "the python3 probe for it took longer than {:?}",
-            m.probe_timeout
-        )),
+        Ran::TimedOut => Err(format!("the python3 probe for it took longer than {:?}", m.probe_timeout)),
         Ran::Signalled => Err("the python3 probe for it was killed by a signal".into()),
         Ran::NotStarted(e) => Err(format!("python3 could not be started: {e}")),
     }
@@ -243,10 +222,7 @@ pub fn command(a: &cli::DiscoverArgs) -> Outcome {
     let machine = Machine::local(a.config.as_deref(), Some(a.probe_timeout))?;
     let (node, warnings) = discover(&machine);
     if !warnings.is_empty() {
-        eprint!(
-            "{}",
-            crate::diag::render(&warnings, crate::diag::colour_for_stderr())
-        );
+        eprint!("{}", crate::diag::render(&warnings, crate::diag::colour_for_stderr()));
     }
     let inv = crate::inventory::Inventory { nodes: vec![node] };
     crate::commands::write_inventory(&inv, a.output.as_deref(), a.format)?;

@@ -22,14 +22,8 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<String>) {
     };
     let mut entries: Vec<_> = entries.flatten().collect();
     entries.sort_by_key(|e| e.file_name());
-    let names: Vec<String> = entries
-        .iter()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    if depth > 0
-        && names.iter().any(|n| n == "config.json")
-        && names.iter().any(|n| n.ends_with(".safetensors"))
-    {
+    let names: Vec<String> = entries.iter().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    if depth > 0 && names.iter().any(|n| n == "config.json") && names.iter().any(|n| n.ends_with(".safetensors")) {
         out.push(relative(root, dir));
         return;
     }
@@ -50,8 +44,5 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<String>) {
 }
 
 fn relative(root: &Path, p: &Path) -> String {
-    p.strip_prefix(root)
-        .unwrap_or(p)
-        .to_string_lossy()
-        .into_owned()
+    p.strip_prefix(root).unwrap_or(p).to_string_lossy().into_owned()
 }

@@ -7,8 +7,15 @@
 //! walks them downwards, and within a bucket nodes come in id order — which is
 //! exactly the order the reference path's stable sorts produce. CPU-only
 //! profiles walk the ready nodes by allocation count the same way.
+//!
+//! The checks that cannot change during a plan (selector, engine, memory,
+//! disk) are evaluated once per distinct profile shape, into a set of nodes
+//! that pass them; a walk then costs a bit test per node. When that set is
+//! much smaller than the walk would be (a selector naming one rack), it is
+//! scanned directly instead.
 
 use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
 
 use super::state::{Compiled, Fleet};
 use super::{Assign, Placement};
@@ -18,12 +25,40 @@ type Buckets = Vec<BTreeSet<u32>>;
 pub struct Index {
     /// class -> free count -> ready nodes with that many free.
     by_class: Vec<Buckets>,
+    /// class -> how many ready nodes have GPUs of it.
+    class_nodes: Vec<u32>,
     /// (fabric, class) -> free count -> ready nodes with adapters on the fabric.
     by_fabric_class: HashMap<(u32, u32), Buckets>,
     /// fabric -> ready nodes with adapters on it, for CPU-only multi-node.
     by_fabric: Vec<Vec<u32>>,
     /// (allocation count, node) over ready nodes, for CPU spreading.
     by_allocs: BTreeSet<(u32, u32)>,
+    ready: u32,
+    /// Ready nodes passing a profile shape's unchanging checks.
+    passing: HashMap<Shape, Rc<Passing>>,
+}
+
+/// What the unchanging checks of a profile depend on.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Shape {
+    selector: Vec<(String, String)>,
+    engine: &'static str,
+    min_memory_gb: u64,
+    min_disk_gb: u64,
+    /// Only when the disk check applies: it is skipped where these weights are.
+    disk_source: Option<String>,
+}
+
+struct Passing {
+    bits: Vec<u64>,
+    /// Ascending.
+    list: Vec<u32>,
+}
+
+impl Passing {
+    fn has(&self, n: u32) -> bool {
+        self.bits[(n / 64) as usize] & (1 << (n % 64)) != 0
+    }
 }
 
 fn bucket_insert(b: &mut Buckets, free: u32, node: u32) {
@@ -49,14 +84,18 @@ impl Index {
     pub fn new(fleet: &Fleet<'_>) -> Self {
         let mut ix = Index {
             by_class: vec![Vec::new(); fleet.classes.len()],
+            class_nodes: vec![0; fleet.classes.len()],
             by_fabric_class: HashMap::new(),
             by_fabric: vec![Vec::new(); fleet.fabrics.len()],
             by_allocs: BTreeSet::new(),
+            ready: 0,
+            passing: HashMap::new(),
         };
         for node in 0..fleet.node_count() {
             if fleet.state_reason(node).is_some() {
                 continue;
             }
+            ix.ready += 1;
             ix.by_allocs.insert((fleet.allocs[node as usize], node));
             for &(fabric, adapters) in &fleet.attach[node as usize] {
                 if adapters {
@@ -64,14 +103,11 @@ impl Index {
                 }
             }
             for &(class, free) in &fleet.free[node as usize] {
+                ix.class_nodes[class as usize] += 1;
                 bucket_insert(&mut ix.by_class[class as usize], free, node);
                 for &(fabric, adapters) in &fleet.attach[node as usize] {
                     if adapters {
-                        bucket_insert(
-                            ix.by_fabric_class.entry((fabric, class)).or_default(),
-                            free,
-                            node,
-                        );
+                        bucket_insert(ix.by_fabric_class.entry((fabric, class)).or_default(), free, node);
                     }
                 }
             }
@@ -79,14 +115,7 @@ impl Index {
         ix
     }
 
-    pub fn free_changed(
-        &mut self,
-        fleet: &Fleet<'_>,
-        node: u32,
-        class: u32,
-        before: u32,
-        after: u32,
-    ) {
+    pub fn free_changed(&mut self, fleet: &Fleet<'_>, node: u32, class: u32, before: u32, after: u32) {
         if fleet.state_reason(node).is_some() {
             return;
         }
@@ -106,9 +135,36 @@ impl Index {
         }
     }
 
+    /// The ready nodes passing `p`'s unchanging checks, computed once per shape.
+    fn passing(&mut self, fleet: &Fleet<'_>, p: &Compiled<'_>) -> Rc<Passing> {
+        let prof = p.profile;
+        let disk_applies = prof.min_disk_gb > 0 && prof.source.is_some();
+        let shape = Shape {
+            selector: prof.node_selector.clone(),
+            engine: prof.engine.name,
+            min_memory_gb: prof.min_memory_gb,
+            min_disk_gb: if disk_applies { prof.min_disk_gb } else { 0 },
+            disk_source: if disk_applies { prof.source.clone() } else { None },
+        };
+        if let Some(set) = self.passing.get(&shape) {
+            return set.clone();
+        }
+        let n = fleet.node_count();
+        let mut set = Passing { bits: vec![0; (n as usize).div_ceil(64)], list: Vec::new() };
+        for node in 0..n {
+            if fleet.state_reason(node).is_none() && fleet.static_check(node, p).is_ok() {
+                set.bits[(node / 64) as usize] |= 1 << (node % 64);
+                set.list.push(node);
+            }
+        }
+        let set = Rc::new(set);
+        self.passing.insert(shape, set.clone());
+        set
+    }
+
     /// Places one replica, or says no; records nothing about why.
     pub fn place(
-        &self,
+        &mut self,
         fleet: &Fleet<'_>,
         compiled: &[Compiled<'_>],
         order: &[u32],
@@ -121,125 +177,86 @@ impl Index {
                 continue;
             }
             let p = &compiled[pi as usize];
-            let found = if p.profile.nodes <= 1 {
-                self.single(fleet, p)
-            } else {
-                self.multi(fleet, p)
-            };
+            let passing = self.passing(fleet, p);
+            let found =
+                if p.profile.nodes <= 1 { self.single(fleet, p, &passing) } else { self.multi(fleet, p, &passing) };
             match found {
-                Some((fabric, nodes)) => {
-                    return Some(Placement {
-                        model,
-                        replica,
-                        profile: pi,
-                        fabric,
-                        nodes,
-                    });
-                }
+                Some((fabric, nodes)) => return Some(Placement { model, replica, profile: pi, fabric, nodes }),
                 None => failed[pi as usize] = true,
             }
         }
         None
     }
 
-    fn passes(fleet: &Fleet<'_>, node: u32, p: &Compiled<'_>) -> bool {
-        !fleet.avoided(node) && fleet.static_check(node, p).is_ok()
-    }
-
-    fn single(&self, fleet: &Fleet<'_>, p: &Compiled<'_>) -> Option<(Option<u32>, Vec<Assign>)> {
+    fn single(&self, fleet: &Fleet<'_>, p: &Compiled<'_>, ok: &Passing) -> Option<(Option<u32>, Vec<Assign>)> {
         let prof = p.profile;
-        let ready = |n: u32| fleet.state_reason(n).is_none();
+        let usable = |n: u32| ok.has(n) && !fleet.avoided(n);
+        // Few nodes pass the unchanging checks: look at each of them rather
+        // than walk past everyone else.
+        let scan = (ok.list.len() as u64) * 4 <= u64::from(self.ready);
         if prof.cpu_only() {
             // Weight holders first; among them, and then among everyone, the
             // fewest allocations, then node order.
-            let holder = p
-                .holders
-                .iter()
-                .copied()
-                .filter(|&n| ready(n) && Self::passes(fleet, n, p))
-                .min_by_key(|&n| (fleet.allocs[n as usize], n));
-            let node = holder.or_else(|| {
-                self.by_allocs
-                    .iter()
-                    .map(|&(_, n)| n)
-                    .find(|&n| Self::passes(fleet, n, p))
-            })?;
-            return Some((
-                None,
-                vec![Assign {
-                    node,
-                    gpus: Vec::new(),
-                }],
-            ));
+            let rank = |n: u32| (fleet.allocs[n as usize], n);
+            let holder = p.holders.iter().copied().filter(|&n| usable(n)).min_by_key(|&n| rank(n));
+            let node = match holder {
+                Some(n) => n,
+                None if scan => ok.list.iter().copied().filter(|&n| !fleet.avoided(n)).min_by_key(|&n| rank(n))?,
+                None => self.by_allocs.iter().map(|&(_, n)| n).find(|&n| usable(n))?,
+            };
+            return Some((None, vec![Assign { node, gpus: Vec::new() }]));
         }
         let class = p.class?;
         let want = prof.gpus_per_node;
-        let holder = p
-            .holders
-            .iter()
-            .copied()
-            .filter(|&n| ready(n))
-            .map(|n| (fleet.free_of(n, Some(class)), n))
-            .filter(|&(free, n)| free >= want && Self::passes(fleet, n, p))
-            .min();
-        let node = match holder {
-            Some((_, n)) => n,
-            None => {
-                let buckets = &self.by_class[class as usize];
-                buckets
-                    .iter()
-                    .skip(want as usize)
-                    .flat_map(|set| set.iter().copied())
-                    .find(|&n| Self::passes(fleet, n, p))?
-            }
+        let best_of = |nodes: &mut dyn Iterator<Item = u32>| {
+            nodes
+                .filter(|&n| usable(n))
+                .map(|n| (fleet.free_of(n, Some(class)), n))
+                .filter(|&(free, _)| free >= want)
+                .min()
+                .map(|(_, n)| n)
         };
-        Some((
-            None,
-            vec![Assign {
-                node,
-                gpus: fleet.pick_gpus(node, class, want),
-            }],
-        ))
+        let node = match best_of(&mut p.holders.iter().copied()) {
+            Some(n) => n,
+            None if (ok.list.len() as u64) * 4 <= u64::from(self.class_nodes[class as usize]) => {
+                best_of(&mut ok.list.iter().copied())?
+            }
+            None => self.by_class[class as usize]
+                .iter()
+                .skip(want as usize)
+                .flat_map(|set| set.iter().copied())
+                .find(|&n| usable(n))?,
+        };
+        Some((None, vec![Assign { node, gpus: fleet.pick_gpus(node, class, want) }]))
     }
 
-    fn multi(&self, fleet: &Fleet<'_>, p: &Compiled<'_>) -> Option<(Option<u32>, Vec<Assign>)> {
+    fn multi(&self, fleet: &Fleet<'_>, p: &Compiled<'_>, ok: &Passing) -> Option<(Option<u32>, Vec<Assign>)> {
         let prof = p.profile;
         let want = prof.nodes as usize;
+        let usable = |n: u32| ok.has(n) && !fleet.avoided(n);
         for f in 0..fleet.fabrics.len() as u32 {
             let mut chosen: Vec<u32> = Vec::with_capacity(want);
             if prof.cpu_only() {
-                for &n in &self.by_fabric[f as usize] {
-                    if Self::passes(fleet, n, p) {
-                        chosen.push(n);
-                        if chosen.len() == want {
-                            break;
-                        }
-                    }
-                }
+                chosen.extend(self.by_fabric[f as usize].iter().copied().filter(|&n| usable(n)).take(want));
             } else {
                 let class = p.class?;
-                let Some(buckets) = self.by_fabric_class.get(&(f, class)) else {
-                    continue;
-                };
-                'walk: for set in buckets.iter().skip(prof.gpus_per_node as usize).rev() {
-                    for &n in set {
-                        if Self::passes(fleet, n, p) {
-                            chosen.push(n);
-                            if chosen.len() == want {
-                                break 'walk;
-                            }
-                        }
-                    }
-                }
+                let Some(buckets) = self.by_fabric_class.get(&(f, class)) else { continue };
+                chosen.extend(
+                    buckets
+                        .iter()
+                        .skip(prof.gpus_per_node as usize)
+                        .rev()
+                        .flat_map(|set| set.iter().copied())
+                        .filter(|&n| usable(n))
+                        .take(want),
+                );
             }
             if chosen.len() == want {
                 let nodes = chosen
                     .into_iter()
                     .map(|node| Assign {
                         node,
-                        gpus: p.class.map_or_else(Vec::new, |c| {
-                            fleet.pick_gpus(node, c, prof.gpus_per_node)
-                        }),
+                        gpus: p.class.map_or_else(Vec::new, |c| fleet.pick_gpus(node, c, prof.gpus_per_node)),
                     })
                     .collect();
                 return Some((Some(f), nodes));

@@ -119,11 +119,7 @@ pub struct Placement {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     Placed(Placement),
-    Unplaced {
-        model: u32,
-        replica: u32,
-        rejections: Vec<Rejection>,
-    },
+    Unplaced { model: u32, replica: u32, rejections: Vec<Rejection> },
 }
 
 /// How many nodes a (profile, pool) pair looked at and how many qualified.
@@ -191,11 +187,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options {
-            mode: Mode::Fast,
-            explain: None,
-            keep_rejections: true,
-        }
+        Options { mode: Mode::Fast, explain: None, keep_rejections: true }
     }
 }
 
@@ -224,11 +216,7 @@ pub fn plan(catalog: &Catalog, inventory: &Inventory, opts: Options) -> Plan {
             if replica < model.replicas {
                 have[replica as usize] = true;
             } else {
-                surplus.push(Surplus {
-                    model: mi as u32,
-                    replica,
-                    nodes: nodes.clone(),
-                });
+                surplus.push(Surplus { model: mi as u32, replica, nodes: nodes.clone() });
             }
         }
         let existing_count = have.iter().filter(|h| **h).count() as u64;
@@ -245,9 +233,7 @@ pub fn plan(catalog: &Catalog, inventory: &Inventory, opts: Options) -> Plan {
 
         for replica in (0..model.replicas).filter(|&r| !have[r as usize]) {
             let placement = if explaining || opts.mode == Mode::Reference {
-                let attempt = reference::attempt(
-                    &fleet, model, &compiled, &order, mi as u32, replica, explaining,
-                );
+                let attempt = reference::attempt(&fleet, model, &compiled, &order, mi as u32, replica, explaining);
                 if explaining {
                     attempts.push(attempt.clone());
                 }
@@ -259,10 +245,9 @@ pub fn plan(catalog: &Catalog, inventory: &Inventory, opts: Options) -> Plan {
                 let index = fast.as_mut().expect("fast mode has an index");
                 match index.place(&fleet, &compiled, &order, &mut failed, mi as u32, replica) {
                     Some(p) => Ok(p),
-                    None if opts.keep_rejections => Err(reference::attempt(
-                        &fleet, model, &compiled, &order, mi as u32, replica, false,
-                    )
-                    .rejections),
+                    None if opts.keep_rejections => {
+                        Err(reference::attempt(&fleet, model, &compiled, &order, mi as u32, replica, false).rejections)
+                    }
                     None => Err(Vec::new()),
                 }
             };
@@ -274,11 +259,7 @@ pub fn plan(catalog: &Catalog, inventory: &Inventory, opts: Options) -> Plan {
                 }
                 Err(rejections) => {
                     summary.unplaced += 1;
-                    decisions.push(Decision::Unplaced {
-                        model: mi as u32,
-                        replica,
-                        rejections,
-                    });
+                    decisions.push(Decision::Unplaced { model: mi as u32, replica, rejections });
                 }
             }
         }
@@ -286,13 +267,7 @@ pub fn plan(catalog: &Catalog, inventory: &Inventory, opts: Options) -> Plan {
             break;
         }
     }
-    Plan {
-        decisions,
-        summary,
-        surplus,
-        attempts,
-        existing_of_explained,
-    }
+    Plan { decisions, summary, surplus, attempts, existing_of_explained }
 }
 
 #[cfg(test)]

@@ -15,27 +15,12 @@ pub fn attempt(
     replica: u32,
     tally: bool,
 ) -> Attempt {
-    let mut out = Attempt {
-        replica,
-        placement: None,
-        rejections: Vec::new(),
-        tallies: Vec::new(),
-    };
+    let mut out = Attempt { replica, placement: None, rejections: Vec::new(), tallies: Vec::new() };
     for &pi in order {
         let p = &compiled[pi as usize];
-        let found = if p.profile.nodes <= 1 {
-            single(fleet, p, pi, &mut out)
-        } else {
-            multi(fleet, p, pi, &mut out)
-        };
+        let found = if p.profile.nodes <= 1 { single(fleet, p, pi, &mut out) } else { multi(fleet, p, pi, &mut out) };
         if let Some((fabric, nodes)) = found {
-            out.placement = Some(Placement {
-                model: model_index,
-                replica,
-                profile: pi,
-                fabric,
-                nodes,
-            });
+            out.placement = Some(Placement { model: model_index, replica, profile: pi, fabric, nodes });
             break;
         }
     }
@@ -48,12 +33,7 @@ pub fn attempt(
 
 /// Hard checks for one node in one pool. `Ok(None)` is a silent skip (not
 /// attached to the fabric); `Ok(Some(free))` a candidate with its free GPUs.
-fn check(
-    fleet: &Fleet<'_>,
-    node: u32,
-    p: &Compiled<'_>,
-    fabric: Option<u32>,
-) -> Result<Option<u32>, Reason> {
+fn check(fleet: &Fleet<'_>, node: u32, p: &Compiled<'_>, fabric: Option<u32>) -> Result<Option<u32>, Reason> {
     if let Some(r) = fleet.state_reason(node) {
         return Err(r);
     }
@@ -78,13 +58,7 @@ fn check(
     Ok(Some(free))
 }
 
-fn candidates(
-    fleet: &Fleet<'_>,
-    p: &Compiled<'_>,
-    pi: u32,
-    pool: Pool,
-    out: &mut Attempt,
-) -> Vec<(u32, u32)> {
+fn candidates(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, pool: Pool, out: &mut Attempt) -> Vec<(u32, u32)> {
     let fabric = match pool {
         Pool::Fabric(f) => Some(f),
         _ => None,
@@ -94,19 +68,10 @@ fn candidates(
         match check(fleet, node, p, fabric) {
             Ok(Some(free)) => cands.push((node, free)),
             Ok(None) => {}
-            Err(reason) => out.rejections.push(Rejection {
-                profile: pi,
-                pool,
-                node: Some(node),
-                reason,
-            }),
+            Err(reason) => out.rejections.push(Rejection { profile: pi, pool, node: Some(node), reason }),
         }
     }
-    out.tallies.push(PoolTally {
-        profile: pi,
-        pool,
-        qualified: cands.len() as u32,
-    });
+    out.tallies.push(PoolTally { profile: pi, pool, qualified: cands.len() as u32 });
     cands
 }
 
@@ -118,12 +83,7 @@ fn weights_first(fleet: &Fleet<'_>, p: &Compiled<'_>, cands: &mut [(u32, u32)]) 
     cands.sort_by_key(|c| !fleet.holds(c.0, p));
 }
 
-fn single(
-    fleet: &Fleet<'_>,
-    p: &Compiled<'_>,
-    pi: u32,
-    out: &mut Attempt,
-) -> Option<(Option<u32>, Vec<Assign>)> {
+fn single(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, out: &mut Attempt) -> Option<(Option<u32>, Vec<Assign>)> {
     let mut cands = candidates(fleet, p, pi, Pool::Single, out);
     if cands.is_empty() {
         return None;
@@ -133,13 +93,7 @@ fn single(
         // over the same cores, and no GPU allocation stops them.
         cands.sort_by_key(|c| fleet.allocs[c.0 as usize]);
         weights_first(fleet, p, &mut cands);
-        return Some((
-            None,
-            vec![Assign {
-                node: cands[0].0,
-                gpus: Vec::new(),
-            }],
-        ));
+        return Some((None, vec![Assign { node: cands[0].0, gpus: Vec::new() }]));
     }
     // Best fit: the fullest node that still fits keeps whole nodes free for
     // models that cannot be split. Weights beat packing: moving tens of
@@ -147,32 +101,14 @@ fn single(
     cands.sort_by_key(|c| c.1);
     weights_first(fleet, p, &mut cands);
     let node = cands[0].0;
-    let class = p
-        .class
-        .expect("a GPU candidate has free GPUs of a known class");
-    Some((
-        None,
-        vec![Assign {
-            node,
-            gpus: fleet.pick_gpus(node, class, p.profile.gpus_per_node),
-        }],
-    ))
+    let class = p.class.expect("a GPU candidate has free GPUs of a known class");
+    Some((None, vec![Assign { node, gpus: fleet.pick_gpus(node, class, p.profile.gpus_per_node) }]))
 }
 
-fn multi(
-    fleet: &Fleet<'_>,
-    p: &Compiled<'_>,
-    pi: u32,
-    out: &mut Attempt,
-) -> Option<(Option<u32>, Vec<Assign>)> {
+fn multi(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, out: &mut Attempt) -> Option<(Option<u32>, Vec<Assign>)> {
     let want = p.profile.nodes;
     if fleet.fabrics.is_empty() {
-        out.rejections.push(Rejection {
-            profile: pi,
-            pool: Pool::Nothing,
-            node: None,
-            reason: Reason::NoFabric,
-        });
+        out.rejections.push(Rejection { profile: pi, pool: Pool::Nothing, node: None, reason: Reason::NoFabric });
         return None;
     }
     // Candidates are gathered per fabric and a replica is formed from within
@@ -182,15 +118,8 @@ fn multi(
         let pool = Pool::Fabric(f);
         let mut cands = candidates(fleet, p, pi, pool, out);
         if (cands.len() as u32) < want {
-            let reason = Reason::PoolTooSmall {
-                qualify: cands.len() as u32,
-            };
-            out.rejections.push(Rejection {
-                profile: pi,
-                pool,
-                node: None,
-                reason,
-            });
+            let reason = Reason::PoolTooSmall { qualify: cands.len() as u32 };
+            out.rejections.push(Rejection { profile: pi, pool, node: None, reason });
             continue;
         }
         // The emptiest nodes: a replica spanning nodes is the least movable
@@ -200,9 +129,7 @@ fn multi(
             .iter()
             .map(|&(node, _)| Assign {
                 node,
-                gpus: p.class.map_or_else(Vec::new, |c| {
-                    fleet.pick_gpus(node, c, p.profile.gpus_per_node)
-                }),
+                gpus: p.class.map_or_else(Vec::new, |c| fleet.pick_gpus(node, c, p.profile.gpus_per_node)),
             })
             .collect();
         return Some((Some(f), nodes));

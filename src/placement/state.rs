@@ -48,25 +48,15 @@ pub struct Compiled<'p> {
 impl<'i> Fleet<'i> {
     pub fn new(inv: &'i Inventory) -> Self {
         let n = inv.nodes.len();
-        let mut fabrics: Vec<&str> = inv
-            .nodes
-            .iter()
-            .flat_map(|node| node.fabrics.iter().map(|f| f.name.as_str()))
-            .collect();
+        let mut fabrics: Vec<&str> =
+            inv.nodes.iter().flat_map(|node| node.fabrics.iter().map(|f| f.name.as_str())).collect();
         fabrics.sort_unstable();
         fabrics.dedup();
-        let mut classes: Vec<&str> = inv
-            .nodes
-            .iter()
-            .flat_map(|node| node.gpus.iter().map(|g| g.class.as_str()))
-            .collect();
+        let mut classes: Vec<&str> =
+            inv.nodes.iter().flat_map(|node| node.gpus.iter().map(|g| g.class.as_str())).collect();
         classes.sort_unstable();
         classes.dedup();
-        let class_ids: HashMap<&str, u32> = classes
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (*c, i as u32))
-            .collect();
+        let class_ids: HashMap<&str, u32> = classes.iter().enumerate().map(|(i, c)| (*c, i as u32)).collect();
         let mut f = Fleet {
             inv,
             gpu_base: Vec::with_capacity(n + 1),
@@ -94,12 +84,7 @@ impl<'i> Fleet<'i> {
                         taken[pos] = true;
                     }
                 }
-                f.existing
-                    .entry(a.model.as_str())
-                    .or_default()
-                    .entry(a.replica)
-                    .or_default()
-                    .push(ni as u32);
+                f.existing.entry(a.model.as_str()).or_default().entry(a.replica).or_default().push(ni as u32);
             }
             let mut free: Vec<(u32, u32)> = Vec::new();
             for (pos, g) in node.gpus.iter().enumerate() {
@@ -119,10 +104,7 @@ impl<'i> Fleet<'i> {
                 .iter()
                 .map(|fab| {
                     let id = f.fabrics.binary_search(&fab.name.as_str()).unwrap_or(0) as u32;
-                    (
-                        id,
-                        !node.fabric(&fab.name).is_some_and(|x| x.hcas.is_empty()),
-                    )
+                    (id, !node.fabric(&fab.name).is_some_and(|x| x.hcas.is_empty()))
                 })
                 .fold(Vec::new(), |mut v: Vec<(u32, bool)>, e| {
                     // A fabric listed twice counts once, as its first entry.
@@ -140,10 +122,7 @@ impl<'i> Fleet<'i> {
                     }
                 }
             }
-            f.engine_sets.push(
-                node.reports_engines()
-                    .then(|| node.engines.keys().map(String::as_str).collect()),
-            );
+            f.engine_sets.push(node.reports_engines().then(|| node.engines.keys().map(String::as_str).collect()));
         }
         f.gpu_base.push(f.gpu_class.len() as u32);
         f.holders = holders.into_iter().map(|(k, v)| (k, Rc::from(v))).collect();
@@ -167,16 +146,8 @@ impl<'i> Fleet<'i> {
     pub fn compile<'p>(&self, p: &'p Profile) -> Compiled<'p> {
         Compiled {
             profile: p,
-            class: p
-                .gpu_class
-                .as_deref()
-                .and_then(|c| self.class_ids.get(c).copied()),
-            holders: p
-                .source
-                .as_deref()
-                .and_then(|s| self.holders.get(s))
-                .cloned()
-                .unwrap_or_else(|| Rc::from([])),
+            class: p.gpu_class.as_deref().and_then(|c| self.class_ids.get(c).copied()),
+            holders: p.source.as_deref().and_then(|s| self.holders.get(s)).cloned().unwrap_or_else(|| Rc::from([])),
         }
     }
 
@@ -203,10 +174,7 @@ impl<'i> Fleet<'i> {
 
     pub fn free_of(&self, node: u32, class: Option<u32>) -> u32 {
         let Some(c) = class else { return 0 };
-        self.free[node as usize]
-            .iter()
-            .find(|e| e.0 == c)
-            .map_or(0, |e| e.1)
+        self.free[node as usize].iter().find(|e| e.0 == c).map_or(0, |e| e.1)
     }
 
     /// Whether the node is known to hold the profile's weights.
@@ -264,10 +232,7 @@ impl<'i> Fleet<'i> {
         let free: Vec<usize> = (0..n.gpus.len()).filter(|&p| is_free(p)).collect();
         let want = want as usize;
         if want == 1 {
-            return free
-                .first()
-                .map(|&p| vec![n.gpus[p].index])
-                .unwrap_or_default();
+            return free.first().map(|&p| vec![n.gpus[p].index]).unwrap_or_default();
         }
         let mut group: Vec<u32> = Vec::with_capacity(want);
         for &seed in &free {
@@ -295,11 +260,7 @@ impl<'i> Fleet<'i> {
     pub fn commit(&mut self, p: &Placement, prof: &Compiled<'_>, mut index: Option<&mut Index>) {
         for a in &p.nodes {
             let ni = a.node as usize;
-            let node = self
-                .inv
-                .nodes
-                .get(ni)
-                .expect("placement names a fleet node");
+            let node = self.inv.nodes.get(ni).expect("placement names a fleet node");
             if let Some(c) = prof.class {
                 let before = self.free_of(a.node, Some(c));
                 for &g in &a.gpus {

@@ -12,11 +12,7 @@ use crate::diag::source;
 use crate::inventory::Inventory;
 use crate::report::Names;
 
-const CLASSES: &[&str] = &[
-    "NVIDIA H100 80GB HBM3",
-    "NVIDIA A100-SXM4-80GB",
-    "NVIDIA L40S",
-];
+const CLASSES: &[&str] = &["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "NVIDIA L40S"];
 const ENGINES: &[&str] = &["vllm", "sglang", "llama.cpp"];
 const FABRICS: &[&str] = &["ib-a", "ib-b", "ib-c"];
 
@@ -117,66 +113,41 @@ fn profile_strategy() -> impl Strategy<Value = GenProfile> {
         prop::sample::select(vec![0u32, 0, 512, 1024]),
         prop::sample::select(vec![0u32, 0, 100, 500]),
     )
-        .prop_map(
-            |(engine, class, gpus, nodes, priority, zone, memory_gb, disk_gb)| GenProfile {
-                // A GPU-only engine needs a class; keep the catalog valid.
-                engine: if class.is_none() { 2 } else { engine },
-                class,
-                gpus,
-                nodes,
-                priority,
-                zone,
-                memory_gb,
-                disk_gb,
-            },
-        )
+        .prop_map(|(engine, class, gpus, nodes, priority, zone, memory_gb, disk_gb)| GenProfile {
+            // A GPU-only engine needs a class; keep the catalog valid.
+            engine: if class.is_none() { 2 } else { engine },
+            class,
+            gpus,
+            nodes,
+            priority,
+            zone,
+            memory_gb,
+            disk_gb,
+        })
 }
 
 fn model_strategy() -> impl Strategy<Value = GenModel> {
-    (
-        0u8..6,
-        prop::option::weighted(0.7, 0u8..3),
-        prop::collection::vec(profile_strategy(), 0..4),
-    )
-        .prop_map(|(replicas, source, profiles)| GenModel {
-            replicas,
-            source,
-            profiles,
-        })
+    (0u8..6, prop::option::weighted(0.7, 0u8..3), prop::collection::vec(profile_strategy(), 0..4))
+        .prop_map(|(replicas, source, profiles)| GenModel { replicas, source, profiles })
 }
 
 fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
     let mut s = String::new();
     for &i in order {
         let n = &nodes[i];
-        let state = [
-            "ready", "ready", "ready", "ready", "ready", "ready", "ready", "cordoned", "draining",
-            "down",
-        ][n.state as usize];
-        let _ = writeln!(
-            s,
-            "[[node]]\nid = \"n{i:03}\"\nstate = \"{state}\"\nlabels = {{ zone = \"z{}\" }}",
-            n.zone
-        );
+        let state = ["ready", "ready", "ready", "ready", "ready", "ready", "ready", "cordoned", "draining", "down"]
+            [n.state as usize];
+        let _ = writeln!(s, "[[node]]\nid = \"n{i:03}\"\nstate = \"{state}\"\nlabels = {{ zone = \"z{}\" }}", n.zone);
         if let Some(e) = &n.engines {
-            let list: Vec<String> = e
-                .iter()
-                .collect::<BTreeSet<_>>()
-                .iter()
-                .map(|&&e| format!("\"{}\" = \"\"", ENGINES[e]))
-                .collect();
+            let list: Vec<String> =
+                e.iter().collect::<BTreeSet<_>>().iter().map(|&&e| format!("\"{}\" = \"\"", ENGINES[e])).collect();
             let _ = writeln!(s, "engines = {{ {} }}", list.join(", "));
         }
         if let Some(m) = n.memory_gb {
             let _ = writeln!(s, "memory_total_mb = {}", u64::from(m) * 1024 + 17);
         }
         if let Some(w) = &n.weights {
-            let list: Vec<String> = w
-                .iter()
-                .collect::<BTreeSet<_>>()
-                .iter()
-                .map(|w| format!("\"org/w{w}\""))
-                .collect();
+            let list: Vec<String> = w.iter().collect::<BTreeSet<_>>().iter().map(|w| format!("\"org/w{w}\"")).collect();
             let _ = writeln!(s, "weights = [{}]", list.join(", "));
         }
         if let Some(d) = n.disk_gb {
@@ -193,10 +164,7 @@ fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
                 0 => vec![],
                 1 => (0..n.gpus).filter(|&p| p != g).collect(),
                 2 => vec![g ^ 1].into_iter().filter(|&p| p < n.gpus).collect(),
-                3 => vec![g ^ 1, g ^ 1]
-                    .into_iter()
-                    .filter(|&p| p < n.gpus)
-                    .collect(),
+                3 => vec![g ^ 1, g ^ 1].into_iter().filter(|&p| p < n.gpus).collect(),
                 _ => (0..n.gpus)
                     .rev()
                     .filter(|&p| p != g && p % 3 != 0)
@@ -204,11 +172,7 @@ fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
                     .collect(),
             };
             // Every third node mixes in a GPU of the next class.
-            let class = if i % 3 == 0 && g == 1 {
-                (n.class + 1) % CLASSES.len()
-            } else {
-                n.class
-            };
+            let class = if i % 3 == 0 && g == 1 { (n.class + 1) % CLASSES.len() } else { n.class };
             let _ = writeln!(
                 s,
                 "[[node.gpu]]\nindex = {g}\nname = \"{}\"\nnvlink_peers = {peers:?}\nhealthy = {}",
@@ -218,11 +182,7 @@ fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
         }
         for (f, adapters) in n.fabrics.iter().copied().collect::<BTreeMap<usize, bool>>() {
             let hcas = if adapters { "[\"mlx5_0\"]" } else { "[]" };
-            let _ = writeln!(
-                s,
-                "[[node.fabric]]\nname = \"{}\"\nhcas = {hcas}",
-                FABRICS[f]
-            );
+            let _ = writeln!(s, "[[node.fabric]]\nname = \"{}\"\nhcas = {hcas}", FABRICS[f]);
         }
         let used = n.used.min(n.gpus);
         if used > 0 {
@@ -233,16 +193,10 @@ fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
             );
         }
         for (m, r) in n.runs.iter().collect::<BTreeSet<_>>() {
-            let _ = writeln!(
-                s,
-                "[[node.allocation]]\nmodel = \"m{m}\"\nreplica = {r}\ngpus = []"
-            );
+            let _ = writeln!(s, "[[node.allocation]]\nmodel = \"m{m}\"\nreplica = {r}\ngpus = []");
         }
         for c in 0..n.cpu_allocs {
-            let _ = writeln!(
-                s,
-                "[[node.allocation]]\nmodel = \"cpu-other\"\nreplica = {c}\ngpus = []"
-            );
+            let _ = writeln!(s, "[[node.allocation]]\nmodel = \"cpu-other\"\nreplica = {c}\ngpus = []");
         }
     }
     s
@@ -281,19 +235,9 @@ fn load(catalog: &str, inventory: &str) -> (Catalog, Inventory) {
 }
 
 fn place_json(cat: &Catalog, inv: &Inventory, mode: Mode) -> String {
-    let p = plan(
-        cat,
-        inv,
-        Options {
-            mode,
-            ..Options::default()
-        },
-    );
+    let p = plan(cat, inv, Options { mode, ..Options::default() });
     let fleet = super::Fleet::new(inv);
-    let names = Names {
-        catalog: cat,
-        fleet: &fleet,
-    };
+    let names = Names { catalog: cat, fleet: &fleet };
     let mut out = Vec::new();
     crate::report::place::json(&mut out, &names, &p).unwrap();
     String::from_utf8(out).unwrap()
@@ -318,12 +262,7 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
         let mut fabrics_seen = BTreeSet::new();
         for a in &pl.nodes {
             let n = &inv.nodes[a.node as usize];
-            prop_assert!(
-                n.state.schedulable(),
-                "placed on {} which is {:?}",
-                n.id,
-                n.state
-            );
+            prop_assert!(n.state.schedulable(), "placed on {} which is {:?}", n.id, n.state);
             if n.reports_engines() {
                 prop_assert!(n.engines.contains_key(prof.engine.name));
             }
@@ -335,22 +274,14 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
                 let gpu = &n.gpus[n.gpu_position(g).expect("a GPU of the node")];
                 prop_assert!(gpu.healthy, "unhealthy GPU chosen");
                 prop_assert_eq!(Some(&gpu.class), prof.gpu_class.as_ref(), "class mixing");
-                prop_assert!(
-                    taken.insert((a.node as usize, g)),
-                    "GPU {} of {} allocated twice",
-                    g,
-                    n.id
-                );
+                prop_assert!(taken.insert((a.node as usize, g)), "GPU {} of {} allocated twice", g, n.id);
             }
             let owned = hosts.entry(pl.model).or_default();
             prop_assert!(owned.insert(a.node), "two replicas of a model on one node");
             if let Some(f) = pl.fabric {
                 let fabric = super::Fleet::new(inv).fabrics[f as usize].to_string();
                 let fab = n.fabric(&fabric);
-                prop_assert!(
-                    fab.is_some_and(|f| !f.hcas.is_empty()),
-                    "node not on the replica's fabric"
-                );
+                prop_assert!(fab.is_some_and(|f| !f.hcas.is_empty()), "node not on the replica's fabric");
                 fabrics_seen.insert(fabric);
             }
         }
@@ -393,55 +324,34 @@ proptest! {
 #[test]
 fn explain_matches_the_plan_it_explains() {
     // For every model, the explained attempts decide what `place` decided.
-    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
-        cases: 64,
-        ..ProptestConfig::default()
-    });
-    let strategy = (
-        prop::collection::vec(node_strategy(), 1..10),
-        prop::collection::vec(model_strategy(), 1..4),
-    );
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig { cases: 64, ..ProptestConfig::default() });
+    let strategy = (prop::collection::vec(node_strategy(), 1..10), prop::collection::vec(model_strategy(), 1..4));
     runner
         .run(&strategy, |(nodes, models)| {
             let order: Vec<usize> = (0..nodes.len()).collect();
             let (cat, inv) = load(&catalog_text(&models), &inventory_text(&nodes, &order));
             let full = plan(&cat, &inv, Options::default());
             for mi in 0..cat.models.len() {
-                let ex = plan(
-                    &cat,
-                    &inv,
-                    Options {
-                        explain: Some(mi),
-                        ..Options::default()
-                    },
-                );
+                let ex = plan(&cat, &inv, Options { explain: Some(mi), ..Options::default() });
                 let decided: Vec<_> = full
                     .decisions
                     .iter()
                     .filter_map(|d| match d {
-                        Decision::Placed(p) if p.model == mi as u32 => {
-                            Some((p.replica, Some(p.clone())))
-                        }
-                        Decision::Unplaced { model, replica, .. } if *model == mi as u32 => {
-                            Some((*replica, None))
-                        }
+                        Decision::Placed(p) if p.model == mi as u32 => Some((p.replica, Some(p.clone()))),
+                        Decision::Unplaced { model, replica, .. } if *model == mi as u32 => Some((*replica, None)),
                         _ => None,
                     })
                     .collect();
-                let explained: Vec<_> = ex
-                    .attempts
-                    .iter()
-                    .map(|a| (a.replica, a.placement.clone()))
-                    .collect();
+                let explained: Vec<_> = ex.attempts.iter().map(|a| (a.replica, a.placement.clone())).collect();
                 prop_assert_eq!(decided, explained);
                 for a in &ex.attempts {
                     if a.placement.is_none() {
                         let rej = full.decisions.iter().find_map(|d| match d {
-                            Decision::Unplaced {
-                                model,
-                                replica,
-                                rejections,
-                            } if *model == mi as u32 && *replica == a.replica => Some(rejections),
+                            Decision::Unplaced { model, replica, rejections }
+                                if *model == mi as u32 && *replica == a.replica =>
+                            {
+                                Some(rejections)
+                            }
                             _ => None,
                         });
                         prop_assert_eq!(rej, Some(&a.rejections));

@@ -21,12 +21,7 @@ struct ReplicaJson<'a> {
     rejections: Vec<RejectionJson<'a>>,
 }
 
-pub fn json<W: std::io::Write>(
-    out: W,
-    names: &Names<'_>,
-    model: u32,
-    attempts: &[&Attempt],
-) -> std::io::Result<()> {
+pub fn json<W: std::io::Write>(out: W, names: &Names<'_>, model: u32, attempts: &[&Attempt]) -> std::io::Result<()> {
     let doc = ExplainDoc {
         model: &names.model(model).name,
         replicas: attempts
@@ -34,24 +29,14 @@ pub fn json<W: std::io::Write>(
             .map(|a| ReplicaJson {
                 replica: a.replica,
                 placement: a.placement.as_ref().map(|p| names.placement_json(p)),
-                rejections: a
-                    .rejections
-                    .iter()
-                    .map(|r| names.rejection_json(model, r))
-                    .collect(),
+                rejections: a.rejections.iter().map(|r| names.rejection_json(model, r)).collect(),
             })
             .collect(),
     };
     super::write_json(out, &doc)
 }
 
-pub fn human(
-    names: &Names<'_>,
-    plan: &Plan,
-    model: u32,
-    attempts: &[&Attempt],
-    verbose: bool,
-) -> String {
+pub fn human(names: &Names<'_>, plan: &Plan, model: u32, attempts: &[&Attempt], verbose: bool) -> String {
     let m = names.model(model);
     let mut out = String::new();
     let _ = writeln!(
@@ -63,11 +48,7 @@ pub fn human(
         plan.existing_of_explained.len()
     );
     if !plan.existing_of_explained.is_empty() {
-        let _ = writeln!(
-            out,
-            "  existing: replica {}",
-            super::join(&plan.existing_of_explained)
-        );
+        let _ = writeln!(out, "  existing: replica {}", super::join(&plan.existing_of_explained));
     }
     for s in plan.surplus.iter().filter(|s| s.model == model) {
         let nodes: Vec<&str> = s.nodes.iter().map(|&n| names.node(n)).collect();
@@ -83,13 +64,8 @@ pub fn human(
         match &a.placement {
             Some(p) => {
                 let prof = names.profile(model, p.profile);
-                let pool = names.pool(
-                    p.fabric.map_or(
-                        crate::placement::Pool::Single,
-                        crate::placement::Pool::Fabric,
-                    ),
-                    prof,
-                );
+                let pool =
+                    names.pool(p.fabric.map_or(crate::placement::Pool::Single, crate::placement::Pool::Fabric), prof);
                 let _ = writeln!(
                     out,
                     "\nreplica {}: placed with profile {} ({}) in pool {pool}",

@@ -75,20 +75,13 @@ pub fn github(diags: &[Diag]) -> String {
             message.push('\n');
             message.push_str(h);
         }
-        out.push_str(&format!(
-            "::{} {}::{}\n",
-            severity(d),
-            props.join(","),
-            escape_data(&message)
-        ));
+        out.push_str(&format!("::{} {}::{}\n", severity(d), props.join(","), escape_data(&message)));
     }
     out
 }
 
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
 fn escape_property(s: &str) -> String {

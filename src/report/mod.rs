@@ -48,10 +48,7 @@ impl<'a> Names<'a> {
         match reason {
             Reason::State(s) => format!("node is {}", s.as_str()),
             Reason::Avoid => "already hosts this model; spreading across failure domains".into(),
-            Reason::NoAdapters(f) => format!(
-                "attached to {} but reports no adapters for it",
-                self.fabric(f)
-            ),
+            Reason::NoAdapters(f) => format!("attached to {} but reports no adapters for it", self.fabric(f)),
             Reason::Selector(i) => {
                 let (k, v) = &p.node_selector[i as usize];
                 format!("does not carry {k}={v}")
@@ -64,16 +61,9 @@ impl<'a> Names<'a> {
                 format!("has {have_gb} GB free for weights, needs {}", p.min_disk_gb)
             }
             Reason::Gpus { free } => {
-                format!(
-                    "has {free} free {} GPUs, needs {}",
-                    p.class_label(),
-                    p.gpus_per_node
-                )
+                format!("has {free} free {} GPUs, needs {}", p.class_label(), p.gpus_per_node)
             }
-            Reason::NoFabric => format!(
-                "needs {} nodes on one fabric, but no node reports a fabric",
-                p.nodes
-            ),
+            Reason::NoFabric => format!("needs {} nodes on one fabric, but no node reports a fabric", p.nodes),
             Reason::PoolTooSmall { qualify } => {
                 format!("needs {} nodes, only {qualify} qualify", p.nodes)
             }
@@ -84,11 +74,7 @@ impl<'a> Names<'a> {
     /// "31 have 2 free h100-80gb-hbm3 GPUs, needs 4".
     pub fn reason_plural(&self, reason: Reason, p: &Profile, count: usize) -> String {
         let one = count == 1;
-        let (is, has, does) = if one {
-            ("is", "has", "does")
-        } else {
-            ("are", "have", "do")
-        };
+        let (is, has, does) = if one { ("is", "has", "does") } else { ("are", "have", "do") };
         let text = match reason {
             Reason::State(s) => format!("{is} {}", s.as_str()),
             Reason::Avoid => format!("already host{} this model", if one { "s" } else { "" }),
@@ -107,16 +93,9 @@ impl<'a> Names<'a> {
             Reason::Memory { have_gb } => {
                 format!("{has} {have_gb} GB of memory, needs {}", p.min_memory_gb)
             }
-            Reason::Disk { have_gb } => format!(
-                "{has} {have_gb} GB free for weights, needs {}",
-                p.min_disk_gb
-            ),
+            Reason::Disk { have_gb } => format!("{has} {have_gb} GB free for weights, needs {}", p.min_disk_gb),
             Reason::Gpus { free } => {
-                format!(
-                    "{has} {free} free {} GPUs, needs {}",
-                    p.class_label(),
-                    p.gpus_per_node
-                )
+                format!("{has} {free} free {} GPUs, needs {}", p.class_label(), p.gpus_per_node)
             }
             Reason::NoFabric | Reason::PoolTooSmall { .. } => return self.reason(reason, p),
         };
@@ -125,11 +104,7 @@ impl<'a> Names<'a> {
 
     pub fn hcas(&self, placement: &Placement, node: u32) -> &'a [String] {
         match placement.fabric {
-            Some(f) => self
-                .fleet
-                .node(node)
-                .fabric(self.fabric(f))
-                .map_or(&[], |fab| fab.hcas.as_slice()),
+            Some(f) => self.fleet.node(node).fabric(self.fabric(f)).map_or(&[], |fab| fab.hcas.as_slice()),
             None => &[],
         }
     }
@@ -227,11 +202,7 @@ impl<'a> Names<'a> {
             .iter()
             .enumerate()
             .map(|(rank, a)| {
-                let gpus = if a.gpus.is_empty() {
-                    "cpu".to_string()
-                } else {
-                    format!("gpus {}", join(&a.gpus))
-                };
+                let gpus = if a.gpus.is_empty() { "cpu".to_string() } else { format!("gpus {}", join(&a.gpus)) };
                 if p.nodes.len() > 1 {
                     format!("{rank}: {} {gpus}", self.node(a.node))
                 } else {

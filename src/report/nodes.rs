@@ -38,18 +38,11 @@ fn rows<'a>(fleet: &'a Fleet<'a>) -> Vec<NodeRow<'a>> {
             for g in &n.gpus {
                 match classes.iter_mut().find(|c| c.class == g.class) {
                     Some(c) => c.total += 1,
-                    None => classes.push(ClassRow {
-                        class: &g.class,
-                        free: 0,
-                        total: 1,
-                    }),
+                    None => classes.push(ClassRow { class: &g.class, free: 0, total: 1 }),
                 }
             }
             for c in &mut classes {
-                c.free = fleet.free_of(
-                    i,
-                    fleet.classes.binary_search(&c.class).ok().map(|x| x as u32),
-                );
+                c.free = fleet.free_of(i, fleet.classes.binary_search(&c.class).ok().map(|x| x as u32));
             }
             NodeRow {
                 id: &n.id,
@@ -58,11 +51,7 @@ fn rows<'a>(fleet: &'a Fleet<'a>) -> Vec<NodeRow<'a>> {
                 fabrics: n.fabrics.iter().map(|f| f.name.as_str()).collect(),
                 engines: n.reports_engines().then_some(&n.engines),
                 memory_total_mb: (n.memory_total_mb > 0).then_some(n.memory_total_mb),
-                disk_free_bytes: n
-                    .disk
-                    .as_ref()
-                    .filter(|d| d.total_bytes > 0)
-                    .map(|d| d.free_bytes),
+                disk_free_bytes: n.disk.as_ref().filter(|d| d.total_bytes > 0).map(|d| d.free_bytes),
                 allocations: n.allocations.len(),
             }
         })
@@ -74,36 +63,18 @@ pub fn json<W: std::io::Write>(out: W, fleet: &Fleet<'_>) -> std::io::Result<()>
 }
 
 pub fn human(fleet: &Fleet<'_>) -> String {
-    let mut t = super::table(&[
-        "NODE",
-        "STATE",
-        "GPUS FREE/TOTAL",
-        "FABRICS",
-        "ENGINES",
-        "MEMORY",
-        "DISK FREE",
-    ]);
+    let mut t = super::table(&["NODE", "STATE", "GPUS FREE/TOTAL", "FABRICS", "ENGINES", "MEMORY", "DISK FREE"]);
     for r in rows(fleet) {
         let gpus = if r.gpus.is_empty() {
             "cpu only".to_string()
         } else {
-            r.gpus
-                .iter()
-                .map(|c| format!("{} {}/{}", c.class, c.free, c.total))
-                .collect::<Vec<_>>()
-                .join("\n")
+            r.gpus.iter().map(|c| format!("{} {}/{}", c.class, c.free, c.total)).collect::<Vec<_>>().join("\n")
         };
         let engines = match r.engines {
             None => "not reported".to_string(),
             Some(e) => e
                 .iter()
-                .map(|(k, v)| {
-                    if v.is_empty() {
-                        k.clone()
-                    } else {
-                        format!("{k} {v}")
-                    }
-                })
+                .map(|(k, v)| if v.is_empty() { k.clone() } else { format!("{k} {v}") })
                 .collect::<Vec<_>>()
                 .join("\n"),
         };
@@ -111,16 +82,10 @@ pub fn human(fleet: &Fleet<'_>) -> String {
             r.id.to_string(),
             r.state.to_string(),
             gpus,
-            if r.fabrics.is_empty() {
-                "-".to_string()
-            } else {
-                r.fabrics.join("\n")
-            },
+            if r.fabrics.is_empty() { "-".to_string() } else { r.fabrics.join("\n") },
             engines,
-            r.memory_total_mb
-                .map_or("-".to_string(), |m| format!("{} GB", m / 1024)),
-            r.disk_free_bytes
-                .map_or("-".to_string(), |b| format!("{} GB", b >> 30)),
+            r.memory_total_mb.map_or("-".to_string(), |m| format!("{} GB", m / 1024)),
+            r.disk_free_bytes.map_or("-".to_string(), |b| format!("{} GB", b >> 30)),
         ]);
     }
     format!("{t}\n{} nodes\n", fleet.node_count())

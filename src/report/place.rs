@@ -42,17 +42,10 @@ impl Serialize for PlaceDoc<'_> {
         });
         let unplaced = self.plan.decisions.iter().filter_map(|d| match d {
             Decision::Placed(_) => None,
-            Decision::Unplaced {
-                model,
-                replica,
-                rejections,
-            } => Some(UnplacedJson {
+            Decision::Unplaced { model, replica, rejections } => Some(UnplacedJson {
                 model: &names.model(*model).name,
                 replica: *replica,
-                rejections: rejections
-                    .iter()
-                    .map(|r| names.rejection_json(*model, r))
-                    .collect(),
+                rejections: rejections.iter().map(|r| names.rejection_json(*model, r)).collect(),
             }),
         });
         let sum = &self.plan.summary;
@@ -61,12 +54,7 @@ impl Serialize for PlaceDoc<'_> {
         st.serialize_field("unplaced", &SeqOf::new(unplaced))?;
         st.serialize_field(
             "summary",
-            &SummaryJson {
-                wanted: sum.wanted,
-                existing: sum.existing,
-                placed: sum.placed,
-                unplaced: sum.unplaced,
-            },
+            &SummaryJson { wanted: sum.wanted, existing: sum.existing, placed: sum.placed, unplaced: sum.unplaced },
         )?;
         st.end()
     }
@@ -74,19 +62,12 @@ impl Serialize for PlaceDoc<'_> {
 
 pub fn human(names: &Names<'_>, plan: &Plan) -> String {
     let mut out = String::new();
-    let mut t = super::table(&[
-        "MODEL", "REPLICA", "PROFILE", "ENGINE", "POOL", "NODES", "HCAS",
-    ]);
+    let mut t = super::table(&["MODEL", "REPLICA", "PROFILE", "ENGINE", "POOL", "NODES", "HCAS"]);
     let mut rows = 0;
     for d in &plan.decisions {
         if let Decision::Placed(p) = d {
             let j = names.placement_json(p);
-            let hcas: Vec<String> = j
-                .nodes
-                .iter()
-                .filter(|n| !n.hcas.is_empty())
-                .map(|n| n.hcas.join(","))
-                .collect();
+            let hcas: Vec<String> = j.nodes.iter().filter(|n| !n.hcas.is_empty()).map(|n| n.hcas.join(",")).collect();
             t.add_row(vec![
                 j.model.to_string(),
                 p.replica.to_string(),
@@ -94,11 +75,7 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
                 j.engine.to_string(),
                 j.pool,
                 names.nodes_cell(p),
-                if hcas.is_empty() {
-                    "-".to_string()
-                } else {
-                    hcas.join("\n")
-                },
+                if hcas.is_empty() { "-".to_string() } else { hcas.join("\n") },
             ]);
             rows += 1;
         }
@@ -107,17 +84,8 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
         let _ = writeln!(out, "{t}");
     }
     for d in &plan.decisions {
-        if let Decision::Unplaced {
-            model,
-            replica,
-            rejections,
-        } = d
-        {
-            let _ = writeln!(
-                out,
-                "\n{} replica {replica}: not placed",
-                names.model(*model).name
-            );
+        if let Decision::Unplaced { model, replica, rejections } = d {
+            let _ = writeln!(out, "\n{} replica {replica}: not placed", names.model(*model).name);
             for line in summary_lines(names, *model, rejections, None) {
                 let _ = writeln!(out, "  {line}");
             }
@@ -162,18 +130,10 @@ pub fn summary_lines(
     }
     let mut groups: Vec<Group> = Vec::new();
     let add_group = |groups: &mut Vec<Group>, profile, pool| -> usize {
-        match groups
-            .iter()
-            .position(|g| g.profile == profile && g.pool == pool)
-        {
+        match groups.iter().position(|g| g.profile == profile && g.pool == pool) {
             Some(i) => i,
             None => {
-                groups.push(Group {
-                    profile,
-                    pool,
-                    reasons: Vec::new(),
-                    verdicts: Vec::new(),
-                });
+                groups.push(Group { profile, pool, reasons: Vec::new(), verdicts: Vec::new() });
                 groups.len() - 1
             }
         }
@@ -202,23 +162,15 @@ pub fn summary_lines(
         let prof = names.profile(model, g.profile);
         let rejected: usize = g.reasons.iter().map(|(_, n)| n.len()).sum();
         let qualified = tallies
-            .and_then(|t| {
-                t.iter()
-                    .find(|t| t.profile == g.profile && t.pool == g.pool)
-            })
+            .and_then(|t| t.iter().find(|t| t.profile == g.profile && t.pool == g.pool))
             .map(|t| t.qualified as usize);
-        g.reasons
-            .sort_by_key(|(_, nodes)| std::cmp::Reverse(nodes.len()));
+        g.reasons.sort_by_key(|(_, nodes)| std::cmp::Reverse(nodes.len()));
         let parts: Vec<String> = g
             .reasons
             .iter()
             .map(|(reason, nodes)| {
                 let ids: Vec<&str> = nodes.iter().map(|&n| names.node(n)).collect();
-                format!(
-                    "{} ({})",
-                    names.reason_plural(*reason, prof, nodes.len()),
-                    super::shorten(&ids, 5)
-                )
+                format!("{} ({})", names.reason_plural(*reason, prof, nodes.len()), super::shorten(&ids, 5))
             })
             .collect();
         let pool = names.pool(g.pool, prof);
@@ -234,15 +186,7 @@ pub fn summary_lines(
             }
         }
         for v in &g.verdicts {
-            let _ = write!(
-                line,
-                "{}{v}",
-                if rejected > 0 || qualified.is_some() {
-                    "; "
-                } else {
-                    ": "
-                }
-            );
+            let _ = write!(line, "{}{v}", if rejected > 0 || qualified.is_some() { "; " } else { ": " });
         }
         lines.push(line);
     }

@@ -10,9 +10,7 @@ pub fn root() -> PathBuf {
 
 pub fn llmgw() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_llmgw"));
-    c.current_dir(root())
-        .env("NO_COLOR", "1")
-        .env_remove("CLICOLOR_FORCE");
+    c.current_dir(root()).env("NO_COLOR", "1").env_remove("CLICOLOR_FORCE");
     c
 }
 
@@ -39,8 +37,7 @@ pub fn stdout(out: &Output) -> String {
 }
 
 pub fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", transcript(out)))
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", transcript(out)))
 }
 
 pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {

@@ -1,0 +1,107 @@
+//! Synthetic fleets and catalogs for the benchmarks and the scale check.
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+
+use llmgw::synth::{Group, SHAPES, synthesize};
+
+fn shape(name: &str) -> &'static llmgw::synth::Shape {
+    SHAPES.iter().find(|s| s.name == name).expect("known shape")
+}
+
+/// A fleet of `nodes` nodes, nearly all with 8 GPUs: DGX H100s on two
+/// InfiniBand fabrics, HGX A100s, a few L40S boxes and CPU nodes; 2%
+/// cordoned and 20% of GPUs already busy.
+pub fn fleet(nodes: u32) -> llmgw::inventory::Inventory {
+    let part = |f: f64| ((f64::from(nodes) * f).round() as u32).max(1);
+    let group = |name: &str, count: u32, fabric: Option<&str>, label: (&str, &str)| Group {
+        shape: shape(name),
+        count,
+        fabric: fabric.map(str::to_owned),
+        labels: [(label.0.to_string(), label.1.to_string())].into(),
+    };
+    let groups = vec![
+        group("dgx-h100", part(0.40), Some("ib-east"), ("zone", "a")),
+        group("dgx-h100", part(0.35), Some("ib-west"), ("zone", "b")),
+        group("hgx-a100", part(0.20), Some("ib-west"), ("zone", "a")),
+        group("l40s-pcie", part(0.025), None, ("zone", "b")),
+        group("cpu", part(0.025), None, ("role", "cpu")),
+    ];
+    synthesize(&groups, 0.02, 0.2, 42, "node")
+}
+
+/// A catalog of `models` models (about 49 replicas each on average):
+/// single-node TP1/TP4/TP8 with fallbacks, multi-node 2x8 and 4x8,
+/// selectors, priorities, CPU models, and one model no node can hold.
+pub fn catalog(models: usize) -> String {
+    let mut s = String::new();
+    let profile = |s: &mut String,
+                   name: &str,
+                   engine: &str,
+                   class: Option<&str>,
+                   gpus: u32,
+                   nodes: u32,
+                   prio: i32,
+                   sel: Option<&str>| {
+        let _ = writeln!(s, "  [[model.profile]]\n  name = \"{name}\"\n  engine = \"{engine}\"\n  priority = {prio}");
+        if let Some(c) = class {
+            let _ = writeln!(s, "  gpu_class = \"{c}\"\n  gpus_per_node = {gpus}\n  nodes = {nodes}");
+        }
+        if let Some(sel) = sel {
+            let _ = writeln!(s, "  node_selector = {{ {sel} }}");
+        }
+        let _ = writeln!(s, "  min_memory_gb = 64");
+    };
+    for i in 0..models {
+        let (replicas, kind) = match i % 10 {
+            0..=3 => (85, "tp1"),
+            4 | 5 => (40, "tp4"),
+            6 => (20, "tp8"),
+            7 => (5, "2x8"),
+            8 => (2, "4x8"),
+            _ => (40, "cpu"),
+        };
+        let _ = writeln!(
+            s,
+            "[[model]]\nname = \"model-{i:04}-{kind}\"\nsource = \"org/model-{i:04}\"\nreplicas = {replicas}"
+        );
+        let h100 = Some("h100-80gb-hbm3");
+        let a100 = Some("a100-sxm4-80gb");
+        match kind {
+            "tp1" => {
+                profile(&mut s, "h100", "vllm", h100, 1, 1, 100, None);
+                profile(&mut s, "a100", "vllm", a100, 1, 1, 50, None);
+                profile(&mut s, "l40s", "vllm", Some("l40s"), 1, 1, 20, None);
+                profile(&mut s, "cpu", "llama.cpp", None, 0, 1, 0, None);
+            }
+            "tp4" => {
+                profile(
+                    &mut s,
+                    "h100-zone",
+                    "sglang",
+                    h100,
+                    4,
+                    1,
+                    100,
+                    Some(if i % 20 < 10 { "zone = \"a\"" } else { "zone = \"b\"" }),
+                );
+                profile(&mut s, "a100", "tgi", a100, 4, 1, 50, None);
+                profile(&mut s, "l40s", "vllm", Some("l40s"), 4, 1, 10, None);
+            }
+            "tp8" => {
+                profile(&mut s, "h100", "vllm", h100, 8, 1, 100, None);
+                profile(&mut s, "a100", "vllm", a100, 8, 1, 50, None);
+            }
+            "2x8" => {
+                profile(&mut s, "h100", "sglang", h100, 8, 2, 100, None);
+                profile(&mut s, "a100", "vllm", a100, 8, 2, 50, None);
+            }
+            "4x8" => profile(&mut s, "h100", "vllm", h100, 8, 4, 100, None),
+            _ => profile(&mut s, "cpu", "llama.cpp", None, 0, 1, 0, Some("role = \"cpu\"")),
+        }
+    }
+    // Nobody has a B200: every replica of this one is explained.
+    let _ = writeln!(s, "[[model]]\nname = \"model-b200\"\nreplicas = 3");
+    profile(&mut s, "b200", "vllm", Some("b200"), 8, 1, 0, None);
+    s
+}

@@ -1,0 +1,17 @@
+//! Writes the scale check's inputs to a folder, to run llmgw on by hand:
+//!
+//!     cargo bench --bench gen_inputs -- /tmp/scale 10000
+mod common;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let dir = std::path::PathBuf::from(args.first().map_or("scale-inputs", String::as_str));
+    let nodes: u32 = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(10_000);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("catalog.toml"), common::catalog(200)).unwrap();
+    let fleet = common::fleet(nodes);
+    for (ext, f) in [("json", llmgw::cli::DataFormat::Json), ("toml", llmgw::cli::DataFormat::Toml)] {
+        std::fs::write(dir.join(format!("fleet.{ext}")), llmgw::output::render_inventory(&fleet, f).unwrap()).unwrap();
+    }
+    println!("wrote {}/catalog.toml and fleet.{{json,toml}} ({nodes} nodes)", dir.display());
+}

@@ -1,0 +1,63 @@
+//! The scale check: 10,000 nodes x 8 GPUs, a ~10,000-replica catalog, and
+//! the real release binary placing it with `--format json`.
+//!
+//!     cargo bench --bench scale            # 10k nodes
+//!     cargo bench --bench scale -- 50000   # any size
+//!
+//! Prints wall time, the split between parse, placement and output (from
+//! LLMGW_TIMINGS), and peak RSS.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+fn main() {
+    let nodes: u32 = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(10_000);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fleet = common::fleet(nodes);
+    let gpus: usize = fleet.nodes.iter().map(|n| n.gpus.len()).sum();
+    let catalog = common::catalog(200);
+    let cat_path = dir.path().join("catalog.toml");
+    std::fs::write(&cat_path, &catalog).unwrap();
+    let replicas: u64 = llmgw::catalog::check(&llmgw::diag::source("c.toml", catalog))
+        .0
+        .unwrap()
+        .models
+        .iter()
+        .map(|m| u64::from(m.replicas))
+        .sum();
+    for (ext, format) in [("json", llmgw::cli::DataFormat::Json), ("toml", llmgw::cli::DataFormat::Toml)] {
+        let inv_path = dir.path().join(format!("fleet.{ext}"));
+        let text = llmgw::output::render_inventory(&fleet, format).unwrap();
+        std::fs::write(&inv_path, &text).unwrap();
+        println!(
+            "\n{nodes} nodes, {gpus} GPUs, {replicas} replicas; inventory as {ext}: {:.1} MB",
+            text.len() as f64 / 1e6
+        );
+        let start = Instant::now();
+        let child = Command::new(env!("CARGO_BIN_EXE_llmgw"))
+            .args(["place", cat_path.to_str().unwrap(), "--inventory", inv_path.to_str().unwrap(), "--format", "json"])
+            .env("LLMGW_TIMINGS", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("llmgw runs");
+        let pid = child.id() as libc::pid_t;
+        let mut status = 0;
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 on our own child with valid out-pointers.
+        unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        let wall = start.elapsed();
+        let mut err = String::new();
+        use std::io::Read;
+        child.stderr.unwrap().read_to_string(&mut err).unwrap();
+        print!("{err}");
+        println!(
+            "wall {:.3} s, exit {}, peak RSS {:.0} MB",
+            wall.as_secs_f64(),
+            libc::WEXITSTATUS(status),
+            usage.ru_maxrss as f64 / 1024.0
+        );
+    }
+}
