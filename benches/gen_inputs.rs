@@ -8,7 +8,7 @@ fn main() {
     let dir = std::path::PathBuf::from(args.first().map_or("scale-inputs", String::as_str));
     let nodes: u32 = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(10_000);
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("catalog.toml"), common::catalog(200)).unwrap();
+    std::fs::write(dir.join("catalog.toml"), common::catalog(common::models_for(nodes))).unwrap();
     let fleet = common::fleet(nodes);
     for (ext, f) in [("json", llmgw::cli::DataFormat::Json), ("toml", llmgw::cli::DataFormat::Toml)] {
         std::fs::write(dir.join(format!("fleet.{ext}")), llmgw::output::render_inventory(&fleet, f).unwrap()).unwrap();

@@ -1,4 +1,5 @@
-//! The scale check: 10,000 nodes x 8 GPUs, a ~10,000-replica catalog, and
+//! The scale check: 10,000 nodes x 8 GPUs, a ~10,000-replica catalog (it
+//! grows with the fleet for other sizes), and
 //! the real release binary placing it with `--format json`.
 //!
 //!     cargo bench --bench scale            # 10k nodes
@@ -17,7 +18,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let fleet = common::fleet(nodes);
     let gpus: usize = fleet.nodes.iter().map(|n| n.gpus.len()).sum();
-    let catalog = common::catalog(200);
+    let catalog = common::catalog(common::models_for(nodes));
     let cat_path = dir.path().join("catalog.toml");
     std::fs::write(&cat_path, &catalog).unwrap();
     let replicas: u64 = llmgw::catalog::check(&llmgw::diag::source("c.toml", catalog))
@@ -36,6 +37,8 @@ fn main() {
             text.len() as f64 / 1e6
         );
         let start = Instant::now();
+        // Reaped by wait4 below, which also reports the child's own peak RSS.
+        #[allow(clippy::zombie_processes)]
         let child = Command::new(env!("CARGO_BIN_EXE_llmgw"))
             .args(["place", cat_path.to_str().unwrap(), "--inventory", inv_path.to_str().unwrap(), "--format", "json"])
             .env("LLMGW_TIMINGS", "1")

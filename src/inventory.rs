@@ -180,7 +180,18 @@ const I64: u64 = i64::MAX as u64;
 
 /// Parses and checks one inventory file; nodes come back sorted by id, GPUs
 /// by index. Any error makes the whole file unusable.
+/// Parses and checks one inventory file; nodes come back sorted by id, GPUs
+/// by index. Any error makes the whole file unusable.
 pub fn load(src: &Source) -> Result<Vec<Node>, Vec<Diag>> {
+    if let Some(nodes) = crate::fastload::load(src) {
+        return Ok(nodes);
+    }
+    load_spanned(src)
+}
+
+/// `load` through the spanned tree: slower, and the one that says exactly
+/// what is wrong and where.
+pub fn load_spanned(src: &Source) -> Result<Vec<Node>, Vec<Diag>> {
     let text = src.inner().as_str();
     let root = doc::parse(text, doc::Format::from_path(src.name())).map_err(|e| {
         vec![

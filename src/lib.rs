@@ -12,6 +12,7 @@ pub mod discovery;
 pub mod doc;
 pub mod engine_check;
 pub mod engines;
+pub mod fastload;
 pub mod generate;
 pub mod inventory;
 pub mod load;

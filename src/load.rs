@@ -38,11 +38,22 @@ pub fn catalog(path: &Path) -> Result<Catalog, Vec<Diag>> {
 /// Several inventory files, read in parallel and merged; every error of
 /// every file at once.
 pub fn inventories(paths: &[impl AsRef<Path> + Sync]) -> Result<Inventory, Vec<Diag>> {
+    read_all(paths, inventory::load).or_else(|_| {
+        // Something is wrong. The fast loader keeps no spans, so the files
+        // are read again on the spanned path for diagnostics that point.
+        read_all(paths, inventory::load_spanned)
+    })
+}
+
+fn read_all(
+    paths: &[impl AsRef<Path> + Sync],
+    load: fn(&Source) -> Result<Vec<inventory::Node>, Vec<Diag>>,
+) -> Result<Inventory, Vec<Diag>> {
     let results: Vec<Result<Vec<inventory::Node>, Vec<Diag>>> = paths
         .par_iter()
         .map(|p| {
             let src = read(p.as_ref()).map_err(|d| vec![d])?;
-            inventory::load(&src)
+            load(&src)
         })
         .collect();
     let mut files = Vec::with_capacity(results.len());

@@ -77,3 +77,65 @@ fn seeds_are_valid_in_every_format() {
         }
     }
 }
+
+fn nodes_json(nodes: &[llmgw::inventory::Node]) -> String {
+    let inv = llmgw::inventory::Inventory { nodes: nodes.to_vec() };
+    llmgw::output::render_inventory(&inv, llmgw::cli::DataFormat::Json).unwrap()
+}
+
+/// Whenever the fast loader accepts a file, the spanned loader accepts it
+/// too and reads the same fleet; the fast loader never says yes alone.
+fn fast_agrees(name: &str, text: &str) -> Result<(), TestCaseError> {
+    let src = source(name, text.to_string());
+    if let Some(fast) = llmgw::fastload::load(&src) {
+        let spanned = llmgw::inventory::load_spanned(&src);
+        prop_assert!(spanned.is_ok(), "fast path accepted what the spanned path rejects:\n{text}\n{:?}", spanned.err());
+        prop_assert_eq!(nodes_json(&fast), nodes_json(&spanned.unwrap()));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fast_loader_agrees_with_the_spanned_one(
+        seed in 1..3usize,
+        edits in prop::collection::vec((any::<prop::sample::Index>(), 0..3u8, "[\\[\\]{}\"=:,0-9a-z\\n -]{0,5}|null|-1|1.5|\"id\"|9223372036854775808"), 0..3),
+    ) {
+        let seeds = seeds();
+        let (name, mut text) = seeds[seed].clone();
+        for (at, kind, piece) in edits {
+            let mut i = at.index(text.len().max(1)).min(text.len());
+            while !text.is_char_boundary(i) { i -= 1; }
+            let mut e = (i + piece.len()).min(text.len());
+            while !text.is_char_boundary(e) { e -= 1; }
+            match kind {
+                0 => text.insert_str(i, &piece),
+                1 => text.replace_range(i..e, ""),
+                _ => text.replace_range(i..e, &piece),
+            }
+        }
+        fast_agrees(name, &text)?;
+    }
+}
+
+#[test]
+fn fast_loader_defers_what_only_the_spanned_path_can_judge() {
+    let cases = [
+        r#"{"node": [{"id": "a", "weights": null}]}"#,
+        r#"{"node": [{"id": "a", "labels": {"z": "1", "z": "2"}}]}"#,
+        r#"{"node": [{"id": "a", "memory_total_mb": 9223372036854775808}]}"#,
+        r#"{"node": [{"id": "a", "id": "b"}]}"#,
+        r#"{"node": [{"id": ""}]}"#,
+        r#"{"node": [{"id": "a", "state": "gone"}]}"#,
+        r#"{"node": [{"id": "a", "gpu": [{"index": 0, "name": "x", "nvlink_peers": [3]}]}]}"#,
+        r#"{"node": [{"id": "a"}, {"id": "a"}]}"#,
+        r#"{"node": [{"id": "a", "fabric": [{"name": ""}]}]}"#,
+    ];
+    for text in cases {
+        let src = source("x.json", text.to_string());
+        assert!(llmgw::fastload::load(&src).is_none(), "{text}");
+        assert!(llmgw::inventory::load_spanned(&src).is_err(), "{text}");
+    }
+}

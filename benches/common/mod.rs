@@ -30,6 +30,11 @@ pub fn fleet(nodes: u32) -> llmgw::inventory::Inventory {
     synthesize(&groups, 0.02, 0.2, 42, "node")
 }
 
+/// Models for a fleet of `nodes`: 200 for 10,000 nodes, about 9,700 replicas.
+pub fn models_for(nodes: u32) -> usize {
+    ((nodes / 50) as usize).max(20)
+}
+
 /// A catalog of `models` models (about 49 replicas each on average):
 /// single-node TP1/TP4/TP8 with fallbacks, multi-node 2x8 and 4x8,
 /// selectors, priorities, CPU models, and one model no node can hold.

@@ -1,0 +1,50 @@
+//! Loading and placement at 1k, 10k and 50k nodes, with a catalog that grows
+//! with the fleet (about one replica per node, a few left unplaced).
+//!
+//!     cargo bench --bench placement
+
+mod common;
+
+use llmgw::cli::DataFormat;
+use llmgw::diag::source;
+use llmgw::placement::{Options, plan};
+
+fn main() {
+    divan::main();
+}
+
+const SIZES: &[u32] = &[1_000, 10_000, 50_000];
+
+fn inventory_text(nodes: u32, format: DataFormat) -> String {
+    llmgw::output::render_inventory(&common::fleet(nodes), format).unwrap()
+}
+
+#[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
+fn load_json(bencher: divan::Bencher, nodes: u32) {
+    let text = inventory_text(nodes, DataFormat::Json);
+    bencher.bench(|| llmgw::inventory::load(&source("fleet.json", text.clone())).unwrap().len());
+}
+
+#[divan::bench(args = [1_000, 10_000], sample_count = 5, sample_size = 1)]
+fn load_toml(bencher: divan::Bencher, nodes: u32) {
+    let text = inventory_text(nodes, DataFormat::Toml);
+    bencher.bench(|| llmgw::inventory::load(&source("fleet.toml", text.clone())).unwrap().len());
+}
+
+#[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
+fn place(bencher: divan::Bencher, nodes: u32) {
+    let inv = common::fleet(nodes);
+    let (cat, _) = llmgw::catalog::check(&source("catalog.toml", common::catalog(common::models_for(nodes))));
+    let cat = cat.unwrap();
+    bencher.bench(|| plan(&cat, &inv, Options::default()).summary.placed);
+}
+
+#[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
+fn explain_one_model(bencher: divan::Bencher, nodes: u32) {
+    let inv = common::fleet(nodes);
+    let (cat, _) = llmgw::catalog::check(&source("catalog.toml", common::catalog(common::models_for(nodes))));
+    let cat = cat.unwrap();
+    // The last model before the unplaceable one: the whole plan runs first.
+    let model = cat.models.len() - 2;
+    bencher.bench(|| plan(&cat, &inv, Options { explain: Some(model), ..Options::default() }).attempts.len());
+}

@@ -1,0 +1,243 @@
+//! The happy path for big inventories: JSON and TOML deserialised straight
+//! into the inventory's types, with no spanned tree in between.
+//!
+//! A 10,000-node JSON inventory loads several times faster this way and in a
+//! fraction of the memory. It only ever says yes or "not sure": anything it
+//! does not accept — a syntax error, an unknown field, a null, a duplicate
+//! key, an out-of-range number, a dangling NVLink peer — sends the file down
+//! the spanned path, which is the one that decides what is wrong and says
+//! where. Tests hold the two to the same answer on every file this path
+//! accepts.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+
+use crate::diag::Source;
+use crate::doc::{Format, Span};
+use crate::inventory::{Allocation, Disk, Fabric, Gpu, Node, State, normalize_class};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInventory {
+    #[serde(default)]
+    node: Vec<RawNode>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNode {
+    id: String,
+    #[serde(default, deserialize_with = "some")]
+    state: Option<String>,
+    #[serde(default)]
+    labels: UniqueMap,
+    #[serde(default)]
+    memory_total_mb: u64,
+    #[serde(default)]
+    engines: UniqueMap,
+    #[serde(default, deserialize_with = "some")]
+    weights: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "some")]
+    disk: Option<RawDisk>,
+    #[serde(default)]
+    gpu: Vec<RawGpu>,
+    #[serde(default)]
+    fabric: Vec<RawFabric>,
+    #[serde(default)]
+    allocation: Vec<RawAlloc>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDisk {
+    #[serde(default)]
+    path: String,
+    #[serde(default)]
+    free_bytes: u64,
+    #[serde(default)]
+    total_bytes: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGpu {
+    index: u32,
+    name: String,
+    #[serde(default)]
+    memory_mb: u64,
+    #[serde(default, deserialize_with = "some")]
+    uuid: Option<String>,
+    #[serde(default, deserialize_with = "some")]
+    pci_bus_id: Option<String>,
+    #[serde(default, deserialize_with = "some")]
+    mig: Option<bool>,
+    #[serde(default, deserialize_with = "some")]
+    class: Option<String>,
+    #[serde(default)]
+    nvlink_peers: Vec<u64>,
+    #[serde(default = "yes")]
+    healthy: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFabric {
+    name: String,
+    #[serde(default)]
+    hcas: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAlloc {
+    model: String,
+    replica: u32,
+    #[serde(default)]
+    gpus: Vec<u64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Present means a value: `null` is refused, as the spanned path refuses it.
+fn some<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// A string-to-string table that refuses a key given twice (serde's maps
+/// keep the last silently).
+#[derive(Default)]
+struct UniqueMap(BTreeMap<String, String>);
+
+impl<'de> Deserialize<'de> for UniqueMap {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = UniqueMap;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a table of strings")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<UniqueMap, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some((k, v)) = m.next_entry::<String, String>()? {
+                    if out.insert(k, v).is_some() {
+                        return Err(de::Error::custom("duplicate key"));
+                    }
+                }
+                Ok(UniqueMap(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+const MAX: u64 = i64::MAX as u64;
+
+/// The nodes, when the file is one this path is sure about; `None` sends it
+/// down the spanned path.
+pub fn load(src: &Source) -> Option<Vec<Node>> {
+    let text = src.inner().as_str();
+    let raw: RawInventory = match Format::from_path(src.name()) {
+        Format::Json => serde_json::from_str(text).ok()?,
+        Format::Toml => toml::from_str(text).ok()?,
+        Format::Yaml => return None,
+    };
+    let mut nodes = Vec::with_capacity(raw.node.len());
+    for n in raw.node {
+        nodes.push(node(n, src)?);
+    }
+    nodes.sort_by(|a, b| a.id.cmp(&b.id));
+    if nodes.windows(2).any(|w| w[0].id == w[1].id) {
+        return None;
+    }
+    Some(nodes)
+}
+
+fn node(n: RawNode, src: &Source) -> Option<Node> {
+    let state = match n.state {
+        None => State::Ready,
+        Some(s) => State::parse(&s)?,
+    };
+    let in_range = |v: u64| v <= MAX;
+    if n.id.is_empty() || !in_range(n.memory_total_mb) {
+        return None;
+    }
+    if let Some(d) = &n.disk {
+        if !in_range(d.free_bytes) || !in_range(d.total_bytes) {
+            return None;
+        }
+    }
+    let mut gpus = Vec::with_capacity(n.gpu.len());
+    for g in n.gpu {
+        if !in_range(g.memory_mb) || g.nvlink_peers.iter().any(|&p| !in_range(p)) {
+            return None;
+        }
+        let class = normalize_class(g.class.as_deref().unwrap_or(&g.name));
+        gpus.push((
+            Gpu {
+                index: g.index,
+                name: g.name,
+                memory_mb: g.memory_mb,
+                uuid: g.uuid,
+                pci_bus_id: g.pci_bus_id,
+                mig: g.mig,
+                class_override: g.class,
+                class,
+                nvlink_peers: Vec::new(),
+                healthy: g.healthy,
+            },
+            g.nvlink_peers,
+        ));
+    }
+    gpus.sort_by_key(|g| g.0.index);
+    if gpus.windows(2).any(|w| w[0].0.index == w[1].0.index) {
+        return None;
+    }
+    let has = |i: u64| u32::try_from(i).is_ok_and(|i| gpus.binary_search_by_key(&i, |g| g.0.index).is_ok());
+    for (_, peers) in &gpus {
+        if !peers.iter().all(|&p| has(p)) {
+            return None;
+        }
+    }
+    let mut taken = std::collections::BTreeSet::new();
+    let mut allocations = Vec::with_capacity(n.allocation.len());
+    for a in n.allocation {
+        if !a.gpus.iter().all(|&g| in_range(g) && has(g) && taken.insert(g)) {
+            return None;
+        }
+        allocations.push(Allocation {
+            model: a.model,
+            replica: a.replica,
+            gpus: a.gpus.iter().map(|&g| g as u32).collect(),
+        });
+    }
+    if n.fabric.iter().any(|f| f.name.is_empty()) {
+        return None;
+    }
+    let gpus = gpus
+        .into_iter()
+        .map(|(mut g, peers)| {
+            g.nvlink_peers = peers.into_iter().map(|p| p as u32).collect();
+            g
+        })
+        .collect();
+    Some(Node {
+        id: n.id,
+        state,
+        labels: n.labels.0,
+        memory_total_mb: n.memory_total_mb,
+        engines: n.engines.0,
+        weights: n.weights,
+        disk: n.disk.map(|d| Disk { path: d.path, free_bytes: d.free_bytes, total_bytes: d.total_bytes }),
+        gpus,
+        fabrics: n.fabric.into_iter().map(|f| Fabric { name: f.name, hcas: f.hcas }).collect(),
+        allocations,
+        // No spans on this path; a message that needs one reloads the file
+        // on the spanned path first.
+        origin: Some((src.clone(), Span::default())),
+    })
+}
