@@ -32,12 +32,20 @@ pub fn check(e: &Engine, path_env: Option<&std::ffi::OsStr>, timeout: Duration) 
     let find = |b: &str| which::which_in(b, path_env, &cwd).ok();
     let launcher = e.binaries.iter().find_map(|b| find(b));
     let program = find(e.version.program);
-    // SGLang may be installed as a module only; its version comes from python3.
-    let found_at = launcher.clone().or_else(|| e.python_module.and(program.clone()));
+    // SGLang may be installed as a module only: python3 is then where it
+    // was found, if python3 can find the module at all.
+    let module_found = |python: &std::path::Path| {
+        e.python_module.is_some_and(|m| crate::engines::probe_module(python, m, path_env, timeout) == Ok(true))
+    };
+    let found_at = launcher.clone().or_else(|| program.clone().filter(|p| module_found(p)));
     let missing =
         |detail: String| Check { engine: e.name, found: false, path: None, version: None, status: "missing", detail };
     let (Some(path), Some(program)) = (found_at, program) else {
-        return missing(format!("{} is not on PATH", e.binaries.join(" or ")));
+        let mut why = format!("{} is not on PATH", e.binaries.join(" or "));
+        if let Some(m) = e.python_module {
+            why.push_str(&format!(", and python3 finds no {m} module"));
+        }
+        return missing(why);
     };
     let mut c = Check {
         engine: e.name,

@@ -70,6 +70,26 @@ pub static ENGINES: &[Engine] = &[
     },
 ];
 
+/// `python3 -c` asking `find_spec` for the module without importing it
+/// (importing sglang pulls in torch: seconds). The exit code is the answer:
+/// 0 installed, anything else not. Treating a failed probe as "installed"
+/// would report SGLang on every node that has python3.
+pub fn probe_module(
+    python: &std::path::Path,
+    module: &str,
+    path_env: Option<&std::ffi::OsStr>,
+    timeout: std::time::Duration,
+) -> Result<bool, String> {
+    use crate::process::{Ran, run_bounded};
+    let code = format!("import importlib.util,sys; sys.exit(0 if importlib.util.find_spec({module:?}) else 1)");
+    match run_bounded(python, &["-c", code.as_str()], path_env, timeout) {
+        Ran::Exited { code, .. } => Ok(code == 0),
+        Ran::TimedOut => Err(format!("the python3 probe for it took longer than {}s", timeout.as_secs_f64())),
+        Ran::Signalled => Err("the python3 probe for it was killed by a signal".into()),
+        Ran::NotStarted(e) => Err(format!("python3 could not be started: {e}")),
+    }
+}
+
 pub fn find(name: &str) -> Option<&'static Engine> {
     ENGINES.iter().find(|e| e.name == name)
 }

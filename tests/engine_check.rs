@@ -97,8 +97,21 @@ fn a_wrapper_that_starts_a_server_is_killed_with_its_group() {
 fn sglang_version_comes_from_python() {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path();
-    executable(&bin.join("python3"), "#!/bin/sh\ncase \"$2\" in *metadata*sglang*) echo 0.4.1;; *) exit 1;; esac\n");
+    executable(
+        &bin.join("python3"),
+        "#!/bin/sh\ncase \"$2\" in *find_spec*sglang*) exit 0;; *metadata*sglang*) echo 0.4.1;; *) exit 1;; esac\n",
+    );
     let out = check(bin, &["sglang", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     assert_eq!(json(&out)["engines"][0]["version"], "0.4.1");
+}
+
+#[test]
+fn python_without_the_sglang_module_is_missing_not_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path();
+    executable(&bin.join("python3"), "#!/bin/sh\nexit 1\n");
+    let out = check(bin, &["sglang", "--format", "json"]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(json(&out)["engines"][0]["status"], "missing");
 }

@@ -185,19 +185,11 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// `python3 -c` asking `find_spec` for the module without importing it
-/// (importing sglang pulls in torch: seconds). Exit 0 means installed.
 fn probe_python_module(m: &Machine, module: &str) -> Result<bool, String> {
     let Some(python) = which_in("python3", m.path.as_deref()) else {
         return Ok(false);
     };
-    let code = format!("import importlib.util,sys; sys.exit(0 if importlib.util.find_spec({module:?}) else 1)");
-    match run_bounded(&python, &["-c", code.as_str()], m.path.as_deref(), m.probe_timeout) {
-        Ran::Exited { code, .. } => Ok(code == 0),
-        Ran::TimedOut => Err(format!("the python3 probe for it took longer than {:?}", m.probe_timeout)),
-        Ran::Signalled => Err("the python3 probe for it was killed by a signal".into()),
-        Ran::NotStarted(e) => Err(format!("python3 could not be started: {e}")),
-    }
+    crate::engines::probe_module(&python, module, m.path.as_deref(), m.probe_timeout)
 }
 
 fn memory_total_mb(root: &Path) -> u64 {
