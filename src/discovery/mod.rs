@@ -26,7 +26,6 @@ pub use config::NodeConfig;
 use crate::diag::{Code, Diag};
 use crate::engines::ENGINES;
 use crate::inventory::{Disk, Fabric, Gpu, Node, State, normalize_class};
-use crate::process::{Ran, run_bounded};
 use crate::{Exit, Outcome, cli};
 
 /// The machine being discovered, seam by seam.
