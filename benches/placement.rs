@@ -48,3 +48,13 @@ fn explain_one_model(bencher: divan::Bencher, nodes: u32) {
     let model = cat.models.len() - 2;
     bencher.bench(|| plan(&cat, &inv, Options { explain: Some(model), ..Options::default() }).attempts.len());
 }
+
+/// The literal SPEC §5 algorithm for every replica (what the fast path is
+/// tested against), for comparison.
+#[divan::bench(args = [1_000, 10_000], sample_count = 1, sample_size = 1)]
+fn place_reference(bencher: divan::Bencher, nodes: u32) {
+    let inv = common::fleet(nodes);
+    let (cat, _) = llmgw::catalog::check(&source("catalog.toml", common::catalog(common::models_for(nodes))));
+    let cat = cat.unwrap();
+    bencher.bench(|| plan(&cat, &inv, Options { mode: llmgw::placement::Mode::Reference, ..Options::default() }).summary.placed);
+}
