@@ -56,5 +56,7 @@ fn place_reference(bencher: divan::Bencher, nodes: u32) {
     let inv = common::fleet(nodes);
     let (cat, _) = llmgw::catalog::check(&source("catalog.toml", common::catalog(common::models_for(nodes))));
     let cat = cat.unwrap();
-    bencher.bench(|| plan(&cat, &inv, Options { mode: llmgw::placement::Mode::Reference, ..Options::default() }).summary.placed);
+    bencher.bench(|| {
+        plan(&cat, &inv, Options { mode: llmgw::placement::Mode::Reference, ..Options::default() }).summary.placed
+    });
 }
