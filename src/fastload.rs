@@ -76,8 +76,10 @@ struct RawGpu {
     mig: Option<bool>,
     #[serde(default, deserialize_with = "some")]
     class: Option<String>,
+    /// u32 like a GPU index: a larger number is no GPU of the node, and
+    /// fails here so the spanned path can say so.
     #[serde(default)]
-    nvlink_peers: Vec<u64>,
+    nvlink_peers: Vec<u32>,
     #[serde(default = "yes")]
     healthy: bool,
 }
@@ -96,7 +98,7 @@ struct RawAlloc {
     model: String,
     replica: u32,
     #[serde(default)]
-    gpus: Vec<u64>,
+    gpus: Vec<u32>,
 }
 
 fn yes() -> bool {
@@ -216,11 +218,21 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
         }
     }
     let mut gpus = Vec::with_capacity(n.gpu.len());
+    let mut last_class: Option<(String, String)> = None;
     for g in n.gpu {
-        if !in_range(g.memory_mb) || g.nvlink_peers.iter().any(|&p| !in_range(p)) {
+        if !in_range(g.memory_mb) {
             return None;
         }
-        let class = normalize_class(g.class.as_deref().unwrap_or(&g.name));
+        // A node's GPUs nearly always share one name: normalise it once.
+        let raw_class = g.class.as_deref().unwrap_or(&g.name);
+        let class = match &last_class {
+            Some((raw, class)) if raw == raw_class => class.clone(),
+            _ => {
+                let class = normalize_class(raw_class);
+                last_class = Some((raw_class.to_string(), class.clone()));
+                class
+            }
+        };
         gpus.push((
             Gpu {
                 index: g.index,
@@ -241,7 +253,7 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
     if gpus.windows(2).any(|w| w[0].0.index == w[1].0.index) {
         return None;
     }
-    let has = |i: u64| u32::try_from(i).is_ok_and(|i| gpus.binary_search_by_key(&i, |g| g.0.index).is_ok());
+    let has = |i: u32| gpus.binary_search_by_key(&i, |g| g.0.index).is_ok();
     for (_, peers) in &gpus {
         if !peers.iter().all(|&p| has(p)) {
             return None;
@@ -250,14 +262,10 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
     let mut taken = std::collections::BTreeSet::new();
     let mut allocations = Vec::with_capacity(n.allocation.len());
     for a in n.allocation {
-        if !a.gpus.iter().all(|&g| in_range(g) && has(g) && taken.insert(g)) {
+        if !a.gpus.iter().all(|&g| has(g) && taken.insert(g)) {
             return None;
         }
-        allocations.push(Allocation {
-            model: a.model,
-            replica: a.replica,
-            gpus: a.gpus.iter().map(|&g| g as u32).collect(),
-        });
+        allocations.push(Allocation { model: a.model, replica: a.replica, gpus: a.gpus });
     }
     if n.fabric.iter().any(|f| f.name.is_empty()) {
         return None;
@@ -265,7 +273,7 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
     let gpus = gpus
         .into_iter()
         .map(|(mut g, peers)| {
-            g.nvlink_peers = peers.into_iter().map(|p| p as u32).collect();
+            g.nvlink_peers = peers;
             g
         })
         .collect();
