@@ -4,7 +4,6 @@
 mod common;
 use common::*;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -46,12 +45,6 @@ fn ib_port(root: &Path, dev: &str, port: u32, state: &str, layer: &str, gid: &st
     write(root, &format!("{d}/rate"), "400 Gb/sec (4X NDR)\n");
     write(root, &format!("{d}/gids/0"), &format!("{gid}\n"));
     write(root, &format!("{d}/sm_lid"), &format!("{sm_lid}\n"));
-}
-
-fn executable(path: &Path, script: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, script).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 #[test]

@@ -4,15 +4,8 @@
 mod common;
 use common::*;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn executable(path: &Path, script: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, script).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
 
 fn check(bin: &Path, args: &[&str]) -> std::process::Output {
     let mut a = vec!["engine-check"];

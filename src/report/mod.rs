@@ -241,7 +241,9 @@ pub fn table(header: &[&str]) -> Table {
 /// Writes a JSON document followed by a newline.
 pub fn write_json<W: std::io::Write, T: Serialize>(out: W, value: &T) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-    serde_json::to_writer_pretty(&mut out, value).map_err(std::io::Error::other)?;
+    // Keep the kind of an I/O error (a closed pipe is not a failure).
+    serde_json::to_writer_pretty(&mut out, value)
+        .map_err(|e| std::io::Error::new(e.io_error_kind().unwrap_or(std::io::ErrorKind::Other), e))?;
     out.write_all(b"\n")?;
     out.flush()
 }
