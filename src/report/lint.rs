@@ -57,7 +57,7 @@ pub fn json<W: std::io::Write>(out: W, diags: &[Diag]) -> std::io::Result<()> {
     super::write_json(out, &doc)
 }
 
-/// GitHub workflow commands: `::error file=F,line=L,col=C,title=CODE::message`.
+/// GitHub workflow commands: `::error file=F,line=L,col=C::message`.
 pub fn github(diags: &[Diag]) -> String {
     let mut out = String::new();
     for d in diags {
@@ -69,8 +69,9 @@ pub fn github(diags: &[Diag]) -> String {
             props.push(format!("line={line}"));
             props.push(format!("col={col}"));
         }
-        props.push(format!("title={}", escape_property(d.code.as_str())));
-        let mut message = d.message.clone();
+        // SPEC §2: `::error file=F,line=L,col=C::message`; the code goes at
+        // the end of the message, where the annotation shows it.
+        let mut message = format!("{} [{}]", d.message, d.code.as_str());
         if let Some(h) = &d.help {
             message.push('\n');
             message.push_str(h);
