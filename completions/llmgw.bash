@@ -135,7 +135,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__discover)
-            opts="-o -h -V --config --format --output --probe-timeout --help --version"
+            opts="-o -h -V --config --format --output --probe-timeout --root --gpu-facts --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -158,6 +158,14 @@ _llmgw() {
                     return 0
                     ;;
                 --probe-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpu-facts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -39,6 +39,8 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand -o 'Write to this file (atomically) instead of stdout'
             cand --output 'Write to this file (atomically) instead of stdout'
             cand --probe-timeout 'Seconds the SGLang probe may take'
+            cand --root 'Read the machine under DIR instead of / (sysfs in DIR/sys, procfs in DIR/proc, the default config in DIR/etc/llmgw): for tests and for inspecting a copied tree'
+            cand --gpu-facts 'Take the GPUs from this JSON file instead of NVML: a list of {index, name, memory_mb, uuid, pci_bus_id, mig, active_links}, where active_links are the remote PCI bus ids of the GPU''s active NVLinks'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'

@@ -42,6 +42,8 @@ json\t''
 yaml\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -s o -l output -d 'Write to this file (atomically) instead of stdout' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l probe-timeout -d 'Seconds the SGLang probe may take' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l root -d 'Read the machine under DIR instead of / (sysfs in DIR/sys, procfs in DIR/proc, the default config in DIR/etc/llmgw): for tests and for inspecting a copied tree' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l gpu-facts -d 'Take the GPUs from this JSON file instead of NVML: a list of {index, name, memory_mb, uuid, pci_bus_id, mig, active_links}, where active_links are the remote PCI bus ids of the GPU\'s active NVLinks' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F

@@ -146,6 +146,16 @@ pub struct DiscoverArgs {
     /// Seconds the SGLang probe may take
     #[arg(long, value_name = "SECS", default_value_t = 5.0)]
     pub probe_timeout: f64,
+    /// Read the machine under DIR instead of / (sysfs in DIR/sys, procfs in
+    /// DIR/proc, the default config in DIR/etc/llmgw): for tests and for
+    /// inspecting a copied tree
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Take the GPUs from this JSON file instead of NVML: a list of
+    /// {index, name, memory_mb, uuid, pci_bus_id, mig, active_links}, where
+    /// active_links are the remote PCI bus ids of the GPU's active NVLinks
+    #[arg(long, value_name = "FILE")]
+    pub gpu_facts: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

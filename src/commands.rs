@@ -32,7 +32,7 @@ fn stdout() -> std::io::StdoutLock<'static> {
 /// The fleet: the inventory files given, or this machine discovered live.
 fn fleet_inventory(flag: &cli::InventoryFlag) -> Result<Inventory, crate::Failure> {
     if flag.inventory.is_empty() {
-        let (node, warnings) = crate::discovery::discover(&crate::discovery::Machine::local(None, None)?);
+        let (node, warnings) = crate::discovery::discover(&crate::discovery::Machine::local()?);
         if !warnings.is_empty() {
             eprint!("{}", crate::diag::render(&warnings, crate::diag::colour_for_stderr()));
         }

@@ -287,3 +287,69 @@ fn a_bad_node_config_is_bad_input() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("did you mean `model_dirs`?") && err.contains("did you mean `vllm`?"), "{err}");
 }
+
+#[test]
+fn discover_cli_on_a_described_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    write(&root, "proc/meminfo", "MemTotal:       1056964608 kB\n");
+    write(&root, "proc/sys/kernel/hostname", "a100-07\n");
+    write(&root, "sys/bus/pci/devices/0000:05:00.0/class", "0x068000\n");
+    for i in 0..4 {
+        ib_port(
+            &root,
+            &format!("mlx5_{i}"),
+            1,
+            "4: ACTIVE",
+            "InfiniBand",
+            "fe80:0000:0000:0007:0000:0000:0000:0001",
+            "0x3",
+        );
+    }
+    write(&root, "models/hub/models--Qwen--Qwen2.5-72B-Instruct/refs/main", "abc");
+    let facts: Vec<String> = (0..4)
+        .map(|i| {
+            format!(
+                "{{\"index\": {i}, \"name\": \"NVIDIA A100-SXM4-80GB\", \"memory_mb\": 81920, \"pci_bus_id\": \"00000000:{:02X}:00.0\", \"active_links\": [\"00000000:05:00.0\"]}}",
+                0x10 + i
+            )
+        })
+        .collect();
+    let facts_file = write(dir.path(), "gpus.json", &format!("[{}]", facts.join(",")));
+    write(&root, "etc/llmgw/node.toml", "labels = { zone = \"c\" }\nmodel_dirs = [\"/models\"]\n");
+    let out = llmgw()
+        .args([
+            "discover",
+            "--root",
+            root.to_str().unwrap(),
+            "--gpu-facts",
+            facts_file.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .env("PATH", dir.path().join("nothing"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let node = &json(&out)["node"][0];
+    assert_eq!(node["id"], "a100-07");
+    assert_eq!(node["labels"]["zone"], "c");
+    assert_eq!(node["memory_total_mb"], 1032192);
+    assert_eq!(node["weights"], serde_json::json!(["Qwen/Qwen2.5-72B-Instruct"]));
+    assert_eq!(node["gpu"][2]["nvlink_peers"], serde_json::json!([0, 1, 3]));
+    assert_eq!(
+        node["fabric"][0],
+        serde_json::json!({"name": "ib-fe80000000000007", "hcas": ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]})
+    );
+    assert!(node["disk"]["total_bytes"].as_u64().unwrap() > 0);
+    assert!(out.stderr.is_empty(), "{}", transcript(&out));
+}
+
+#[test]
+fn bad_gpu_facts_are_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let facts = write(dir.path(), "gpus.json", "[{\"index\": 0, \"nam\": \"x\"}]");
+    let out = run(&["discover", "--gpu-facts", facts.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("gpus.json"));
+}

@@ -4,17 +4,54 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 /// What the GPU source says about one GPU.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct GpuFacts {
     pub index: u32,
     pub name: String,
+    #[serde(default)]
     pub memory_mb: u64,
+    #[serde(default)]
     pub uuid: Option<String>,
+    #[serde(default)]
     pub pci_bus_id: Option<String>,
     /// `Some(true)` when MIG mode is on; `None` when the GPU has no MIG.
+    #[serde(default)]
     pub mig: Option<bool>,
     /// Remote PCI bus ids of the GPU's active NVLinks.
+    #[serde(default)]
     pub active_links: Vec<String>,
+}
+
+/// GPU facts from a JSON file (`discover --gpu-facts`): a machine described
+/// rather than probed, for tests and dry runs.
+pub struct FromFile(Vec<GpuFacts>);
+
+impl FromFile {
+    pub fn load(path: &Path) -> Result<FromFile, Vec<crate::diag::Diag>> {
+        let src = crate::load::read(path).map_err(|d| vec![d])?;
+        serde_json::from_str(src.inner()).map(FromFile).map_err(|e| {
+            let at = line_start(src.inner(), e.line()) + e.column().saturating_sub(1);
+            vec![
+                crate::diag::Diag::error(crate::diag::Code::Syntax, format!("{} is not a list of GPU facts: {e}", path.display()))
+                    .at(&src, crate::doc::Span::new(at, at), "here")
+                    .help("write [{\"index\": 0, \"name\": \"NVIDIA H100 80GB HBM3\", \"pci_bus_id\": \"0000:18:00.0\", \"active_links\": []}]"),
+            ]
+        })
+    }
+}
+
+fn line_start(text: &str, line: usize) -> usize {
+    if line <= 1 {
+        return 0;
+    }
+    text.match_indices('\n').nth(line - 2).map_or(text.len(), |(i, _)| i + 1).min(text.len())
+}
+
+impl GpuSource for FromFile {
+    fn gpus(&self) -> Result<Vec<GpuFacts>, String> {
+        Ok(self.0.clone())
+    }
 }
 
 /// Where GPU facts come from: NVML on a real machine, a fixture in tests.

@@ -45,18 +45,36 @@ pub use gpu::GpuSource;
 impl Machine {
     /// This machine: `/`, the real PATH, NVML, and the node config given
     /// (or `/etc/llmgw/node.toml` when present).
-    pub fn local(config: Option<&Path>, probe_timeout: Option<f64>) -> Result<Machine, Vec<Diag>> {
-        let root = PathBuf::from("/");
-        let config = NodeConfig::load(config, &root)?;
+    pub fn local() -> Result<Machine, Vec<Diag>> {
+        Machine::with(&Seams::default())
+    }
+
+    /// A machine with some seams moved: another root, GPU facts from a file.
+    pub fn with(seams: &Seams) -> Result<Machine, Vec<Diag>> {
+        let root = seams.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+        let config = NodeConfig::load(seams.config.as_deref(), &root)?;
+        let gpus: Box<dyn GpuSource> = match &seams.gpu_facts {
+            Some(path) => Box::new(gpu::FromFile::load(path)?),
+            None => Box::new(gpu::Nvml),
+        };
         Ok(Machine {
             root,
             path: std::env::var_os("PATH"),
-            gpus: Box::new(gpu::Nvml),
+            gpus,
             config,
-            probe_timeout: Duration::from_secs_f64(probe_timeout.unwrap_or(5.0).clamp(0.0, 3600.0)),
+            probe_timeout: Duration::from_secs_f64(seams.probe_timeout.unwrap_or(5.0).clamp(0.0, 3600.0)),
             statvfs,
         })
     }
+}
+
+/// What `discover`'s flags can point elsewhere.
+#[derive(Default)]
+pub struct Seams {
+    pub root: Option<PathBuf>,
+    pub config: Option<PathBuf>,
+    pub gpu_facts: Option<PathBuf>,
+    pub probe_timeout: Option<f64>,
 }
 
 pub fn statvfs(path: &Path) -> Option<(u64, u64)> {
@@ -210,7 +228,19 @@ fn hostname(root: &Path) -> String {
 }
 
 pub fn command(a: &cli::DiscoverArgs) -> Outcome {
-    let machine = Machine::local(a.config.as_deref(), Some(a.probe_timeout))?;
+    if !(a.probe_timeout.is_finite() && a.probe_timeout > 0.0) {
+        let d = Diag::error(
+            Code::BadArgument,
+            format!("--probe-timeout must be a positive number of seconds, not {}", a.probe_timeout),
+        );
+        return Err(d.into());
+    }
+    let machine = Machine::with(&Seams {
+        root: a.root.clone(),
+        config: a.config.clone(),
+        gpu_facts: a.gpu_facts.clone(),
+        probe_timeout: Some(a.probe_timeout),
+    })?;
     let (node, warnings) = discover(&machine);
     if !warnings.is_empty() {
         eprint!("{}", crate::diag::render(&warnings, crate::diag::colour_for_stderr()));
