@@ -6,7 +6,7 @@ use std::io::Write;
 use crate::cli::{self, Command, InventoryCommand, LintFormat, OutputFormat};
 use crate::diag::{Code, Diag, Severity};
 use crate::inventory::Inventory;
-use crate::placement::{self, Decision, Fleet, Options};
+use crate::placement::{self, Fleet, Options};
 use crate::report::{self, Names};
 use crate::{Exit, Outcome, load, output};
 
@@ -127,7 +127,6 @@ fn explain(a: &cli::ExplainArgs) -> Outcome {
         }
     }
     let unplaced = attempts.iter().any(|at| at.placement.is_none());
-    let _ = plan.decisions.iter().filter(|d| matches!(d, Decision::Unplaced { .. })).count();
     Ok(if unplaced { Exit::No } else { Exit::Success })
 }
 

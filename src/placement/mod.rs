@@ -233,7 +233,7 @@ pub fn plan(catalog: &Catalog, inventory: &Inventory, opts: Options) -> Plan {
 
         for replica in (0..model.replicas).filter(|&r| !have[r as usize]) {
             let placement = if explaining || opts.mode == Mode::Reference {
-                let attempt = reference::attempt(&fleet, model, &compiled, &order, mi as u32, replica, explaining);
+                let attempt = reference::attempt(&fleet, &compiled, &order, mi as u32, replica);
                 if explaining {
                     attempts.push(attempt.clone());
                 }
@@ -246,7 +246,7 @@ pub fn plan(catalog: &Catalog, inventory: &Inventory, opts: Options) -> Plan {
                 match index.place(&fleet, &compiled, &order, &mut failed, mi as u32, replica) {
                     Some(p) => Ok(p),
                     None if opts.keep_rejections => {
-                        Err(reference::attempt(&fleet, model, &compiled, &order, mi as u32, replica, false).rejections)
+                        Err(reference::attempt(&fleet, &compiled, &order, mi as u32, replica).rejections)
                     }
                     None => Err(Vec::new()),
                 }

@@ -4,30 +4,19 @@
 
 use super::state::{Compiled, Fleet};
 use super::{Assign, Attempt, Placement, Pool, PoolTally, Reason, Rejection};
-use crate::catalog::Model;
 
-pub fn attempt(
-    fleet: &Fleet<'_>,
-    model: &Model,
-    compiled: &[Compiled<'_>],
-    order: &[u32],
-    model_index: u32,
-    replica: u32,
-    tally: bool,
-) -> Attempt {
+/// One replica, profile by profile in `order`, recording every rejection and
+/// how many nodes qualified in each pool.
+pub fn attempt(fleet: &Fleet<'_>, compiled: &[Compiled<'_>], order: &[u32], model: u32, replica: u32) -> Attempt {
     let mut out = Attempt { replica, placement: None, rejections: Vec::new(), tallies: Vec::new() };
     for &pi in order {
         let p = &compiled[pi as usize];
         let found = if p.profile.nodes <= 1 { single(fleet, p, pi, &mut out) } else { multi(fleet, p, pi, &mut out) };
         if let Some((fabric, nodes)) = found {
-            out.placement = Some(Placement { model: model_index, replica, profile: pi, fabric, nodes });
+            out.placement = Some(Placement { model, replica, profile: pi, fabric, nodes });
             break;
         }
     }
-    if !tally {
-        out.tallies.clear();
-    }
-    let _ = model;
     out
 }
 
