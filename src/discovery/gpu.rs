@@ -137,9 +137,10 @@ pub fn nvlink_peers(gpus: &[GpuFacts], sysfs_root: &Path) -> Vec<Vec<u32>> {
         for remote in &g.active_links {
             let remote = normalize_bus_id(remote);
             if let Some(j) = bus.iter().position(|b| b.as_deref() == Some(remote.as_str())) {
+                // NVML reports each end of a link from its own GPU, so each
+                // GPU's list comes from its own links.
                 if j != i && gpus[j].mig != Some(true) {
                     peers[i].insert(gpus[j].index);
-                    peers[j].insert(g.index);
                 }
             } else if remote == "ffff:ff:ff.0" || remote == "ffffffff:ff:ff.0" || is_nvswitch(sysfs_root, &remote) {
                 switched = true;
