@@ -89,7 +89,9 @@ pub fn check(src: &Source) -> (Option<Catalog>, Vec<Diag>) {
         }
     };
     let mut models = Vec::new();
-    if let Some(mut t) = dec.table(&root, "catalog") {
+    // An empty YAML document is an empty catalog, as an empty TOML file is.
+    let empty = matches!(root.value, doc::Value::Null);
+    if let Some(mut t) = if empty { None } else { dec.table(&root, "catalog") } {
         if let Some(list) = t.get("model") {
             if let Some(items) = dec.array(list, "model") {
                 for item in items {

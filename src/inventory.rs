@@ -202,7 +202,9 @@ pub fn load_spanned(src: &Source) -> Result<Vec<Node>, Vec<Diag>> {
     })?;
     let mut dec = Decoder::new(src.clone());
     let mut nodes = Vec::new();
-    if let Some(mut t) = dec.table(&root, "inventory") {
+    // An empty YAML document is an empty inventory, as an empty TOML file is.
+    let empty = matches!(root.value, doc::Value::Null);
+    if let Some(mut t) = if empty { None } else { dec.table(&root, "inventory") } {
         if let Some(list) = t.get("node") {
             if let Some(items) = dec.array(list, "node") {
                 nodes.reserve(items.len());
