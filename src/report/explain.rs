@@ -36,6 +36,36 @@ pub fn json<W: std::io::Write>(out: W, names: &Names<'_>, model: u32, attempts: 
     super::write_json(out, &doc)
 }
 
+/// Which rule picked the winner among the nodes that qualified.
+fn why(names: &Names<'_>, p: &crate::placement::Placement, a: &Attempt) -> String {
+    let prof = names.profile(p.model, p.profile);
+    let pool = p.fabric.map_or(crate::placement::Pool::Single, crate::placement::Pool::Fabric);
+    let qualified = a.tallies.iter().find(|t| t.profile == p.profile && t.pool == pool).map_or(0, |t| t.qualified);
+    let of = format!("{qualified} that qualify");
+    if qualified == p.nodes.len() as u32 {
+        return match p.fabric {
+            None => "the only node that qualifies".into(),
+            Some(f) => format!("the only {qualified} nodes that qualify on {}", names.fabric(f)),
+        };
+    }
+    if let Some(f) = p.fabric {
+        return format!(
+            "the {} emptiest of {of} on {}, and no other fabric is combined with it",
+            p.nodes.len(),
+            names.fabric(f)
+        );
+    }
+    let node = names.fleet.node(p.nodes[0].node);
+    if let Some(src) = prof.source.as_deref().filter(|s| node.holds(s)) {
+        return format!("it already holds {src}, and weights on disk come before packing ({of})");
+    }
+    if prof.cpu_only() {
+        format!("the fewest allocations of {of}, so CPU replicas spread out")
+    } else {
+        format!("best fit: the fewest free {} GPUs of {of}, keeping emptier nodes whole", prof.class_label())
+    }
+}
+
 pub fn human(names: &Names<'_>, plan: &Plan, model: u32, attempts: &[&Attempt], verbose: bool) -> String {
     let m = names.model(model);
     let mut out = String::new();
@@ -74,6 +104,7 @@ pub fn human(names: &Names<'_>, plan: &Plan, model: u32, attempts: &[&Attempt], 
                 for line in names.nodes_cell(p).lines() {
                     let _ = writeln!(out, "  on {line}");
                 }
+                let _ = writeln!(out, "  why: {}", why(names, p, a));
             }
             None => {
                 let _ = writeln!(out, "\nreplica {}: not placed", a.replica);
