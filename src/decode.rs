@@ -39,7 +39,7 @@ impl Decoder {
             node.span,
             format!("`{field}` must be {want}, found {}", node.value.kind()),
             &format!("expected {want}"),
-            None,
+            Some(type_help(want, &node.value)),
         );
     }
 
@@ -130,7 +130,7 @@ impl Decoder {
                 node.span,
                 format!("`{field}` must be between 0 and {max}, found {i}"),
                 "out of range",
-                None,
+                Some(if i < 0 { "counts and sizes cannot be negative".into() } else { "use a smaller number".into() }),
             );
             return None;
         }
@@ -194,6 +194,22 @@ impl Decoder {
             }
         }
         ok.then_some(out)
+    }
+}
+
+/// What to write instead of a value of the wrong type.
+fn type_help(want: &str, found: &Value<'_>) -> String {
+    match (want, found) {
+        ("an integer", Value::Str(s)) if s.trim().parse::<i64>().is_ok() => {
+            format!("write the number without quotes: {}", s.trim())
+        }
+        ("an integer", Value::Float(f)) => format!("write a whole number, like {}", f.round()),
+        ("an integer", _) => "write a whole number, without quotes".into(),
+        ("a string", Value::Int(_) | Value::Float(_) | Value::Bool(_)) => "put the value in quotes".into(),
+        ("a boolean", _) => "write true or false, without quotes".into(),
+        ("an array", _) => "write a list in brackets: [ ... ]".into(),
+        (w, _) if w.starts_with("a table") => "write a table: { key = \"value\" } in TOML".into(),
+        _ => format!("write {want} here"),
     }
 }
 

@@ -160,7 +160,8 @@ fn empty_files_are_empty_catalogs_and_fleets() {
 fn deeply_nested_input_is_refused_not_a_crash() {
     let dir = tempfile::tempdir().unwrap();
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-    for (name, text) in [("d.json", deep.clone()), ("d.toml", format!("a = {deep}")), ("d.yaml", format!("a: {deep}"))] {
+    for (name, text) in [("d.json", deep.clone()), ("d.toml", format!("a = {deep}")), ("d.yaml", format!("a: {deep}"))]
+    {
         let f = write(dir.path(), name, &text);
         let out = run(&["nodes", "--inventory", f.to_str().unwrap()]);
         assert_eq!(code(&out), 2, "{name}");
