@@ -22,6 +22,29 @@ fn load_all(name: &str, text: &str) {
     }
 }
 
+/// Applies edits at random places: 0 inserts the piece, 1 deletes as many
+/// characters, 2 overwrites with it, 3 cuts the file short there.
+fn mutate(mut text: String, edits: Vec<(prop::sample::Index, u8, String)>) -> String {
+    let floor = |t: &str, mut i: usize| {
+        i = i.min(t.len());
+        while !t.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    for (at, kind, piece) in edits {
+        let i = floor(&text, at.index(text.len().max(1)));
+        let end = floor(&text, i + piece.len());
+        match kind {
+            0 => text.insert_str(i, &piece),
+            1 => text.replace_range(i..end, ""),
+            2 => text.replace_range(i..end, &piece),
+            _ => text.truncate(i),
+        }
+    }
+    text
+}
+
 /// Valid files in all three syntaxes, to mutate.
 fn seeds() -> Vec<(&'static str, String)> {
     let inv = llmgw::load::inventories(&[concat!(env!("CARGO_MANIFEST_DIR"), "/examples/fleet.toml")]).unwrap();
@@ -49,18 +72,8 @@ proptest! {
         edits in prop::collection::vec((any::<prop::sample::Index>(), 0..4u8, "[\\[\\]{}\"'=:,#0-9a-z\\n -]{0,6}"), 1..6),
     ) {
         let seeds = seeds();
-        let (name, mut text) = seeds[seed].clone();
-        for (at, kind, piece) in edits {
-            let mut i = at.index(text.len().max(1)).min(text.len());
-            while !text.is_char_boundary(i) { i -= 1; }
-            match kind {
-                0 => text.insert_str(i, &piece),
-                1 => { let end = (i + piece.len() + 1).min(text.len()); let mut e = end; while !text.is_char_boundary(e) { e -= 1; } text.replace_range(i..e, ""); }
-                2 => { let end = (i + piece.len()).min(text.len()); let mut e = end; while !text.is_char_boundary(e) { e -= 1; } text.replace_range(i..e, &piece); }
-                _ => text.truncate(i),
-            }
-        }
-        load_all(name, &text);
+        let (name, text) = seeds[seed].clone();
+        load_all(name, &mutate(text, edits));
     }
 }
 
@@ -104,19 +117,8 @@ proptest! {
         edits in prop::collection::vec((any::<prop::sample::Index>(), 0..3u8, "[\\[\\]{}\"=:,0-9a-z\\n -]{0,5}|null|-1|1.5|\"id\"|9223372036854775808"), 0..3),
     ) {
         let seeds = seeds();
-        let (name, mut text) = seeds[seed].clone();
-        for (at, kind, piece) in edits {
-            let mut i = at.index(text.len().max(1)).min(text.len());
-            while !text.is_char_boundary(i) { i -= 1; }
-            let mut e = (i + piece.len()).min(text.len());
-            while !text.is_char_boundary(e) { e -= 1; }
-            match kind {
-                0 => text.insert_str(i, &piece),
-                1 => text.replace_range(i..e, ""),
-                _ => text.replace_range(i..e, &piece),
-            }
-        }
-        fast_agrees(name, &text)?;
+        let (name, text) = seeds[seed].clone();
+        fast_agrees(name, &mutate(text, edits))?;
     }
 }
 
