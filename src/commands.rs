@@ -47,9 +47,8 @@ fn place(a: &cli::PlaceArgs) -> Outcome {
     t.lap("parse catalog");
     let inv = fleet_inventory(&a.inventory)?;
     t.lap("parse inventory");
-    let plan = placement::plan(&catalog, &inv, Options::default());
+    let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options::default());
     t.lap("placement");
-    let fleet = Fleet::new(&inv);
     let names = Names { catalog: &catalog, fleet: &fleet };
     match a.format {
         OutputFormat::Json => report::place::json(stdout(), &names, &plan)?,
@@ -110,8 +109,7 @@ fn explain(a: &cli::ExplainArgs) -> Outcome {
         }
     }
     let inv = fleet_inventory(&a.inventory)?;
-    let plan = placement::plan(&catalog, &inv, Options { explain: Some(mi), ..Options::default() });
-    let fleet = Fleet::new(&inv);
+    let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options { explain: Some(mi), ..Options::default() });
     let names = Names { catalog: &catalog, fleet: &fleet };
     let attempts: Vec<_> = plan.attempts.iter().filter(|at| a.replica.is_none_or(|r| r == at.replica)).collect();
     match a.format {

@@ -200,6 +200,13 @@ pub fn profile_order(profiles: &[Profile]) -> Vec<u32> {
 }
 
 pub fn plan(catalog: &Catalog, inventory: &Inventory, opts: Options) -> Plan {
+    plan_with_fleet(catalog, inventory, opts).0
+}
+
+/// `plan`, also handing back the fleet it was made on, so the caller can name
+/// its nodes and fabrics without building it again. Its free-GPU and
+/// allocation counts are those after the plan.
+pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Options) -> (Plan, Fleet<'i>) {
     let mut fleet = Fleet::new(inventory);
     let mut fast = (opts.mode == Mode::Fast).then(|| fast::Index::new(&fleet));
     let mut decisions = Vec::new();
@@ -267,7 +274,7 @@ pub fn plan(catalog: &Catalog, inventory: &Inventory, opts: Options) -> Plan {
             break;
         }
     }
-    Plan { decisions, summary, surplus, attempts, existing_of_explained }
+    (Plan { decisions, summary, surplus, attempts, existing_of_explained }, fleet)
 }
 
 #[cfg(test)]
