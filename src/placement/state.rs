@@ -99,20 +99,15 @@ impl<'i> Fleet<'i> {
             }
             f.free.push(free);
             f.allocs.push(node.allocations.len() as u32);
-            let attach = node
-                .fabrics
-                .iter()
-                .map(|fab| {
-                    let id = f.fabrics.binary_search(&fab.name.as_str()).unwrap_or(0) as u32;
-                    (id, !node.fabric(&fab.name).is_some_and(|x| x.hcas.is_empty()))
-                })
-                .fold(Vec::new(), |mut v: Vec<(u32, bool)>, e| {
-                    // A fabric listed twice counts once, as its first entry.
-                    if !v.iter().any(|x| x.0 == e.0) {
-                        v.push(e);
-                    }
-                    v
-                });
+            // A fabric listed twice counts once, as its first entry (what
+            // `Node::fabric` finds, and so what the HCAs come from).
+            let mut attach: Vec<(u32, bool)> = Vec::with_capacity(node.fabrics.len());
+            for fab in &node.fabrics {
+                let id = f.fabrics.binary_search(&fab.name.as_str()).unwrap_or(0) as u32;
+                if !attach.iter().any(|a| a.0 == id) {
+                    attach.push((id, !fab.hcas.is_empty()));
+                }
+            }
             f.attach.push(attach);
             if let Some(w) = &node.weights {
                 for s in w {
