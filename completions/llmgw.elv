@@ -18,6 +18,8 @@ set edit:completion:arg-completer[llmgw] = {|@words|
     }
     var completions = [
         &'llmgw'= {
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -41,6 +43,8 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand --probe-timeout 'Seconds the SGLang probe may take'
             cand --root 'Read the machine under DIR instead of / (sysfs in DIR/sys, procfs in DIR/proc, the default config in DIR/etc/llmgw): for tests and for inspecting a copied tree'
             cand --gpu-facts 'Take the GPUs from this JSON file instead of NVML: a list of {index, name, memory_mb, uuid, pci_bus_id, mig, active_links}, where active_links are the remote PCI bus ids of the GPU''s active NVLinks'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -49,7 +53,11 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;place'= {
             cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
             cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
-            cand --format 'Output format'
+            cand --format 'Output format (default: from the extension of -o, else human)'
+            cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
+            cand --output 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -60,7 +68,11 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand --replica 'Only this replica index'
             cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
             cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
-            cand --format 'Output format'
+            cand --format 'Output format (default: from the extension of -o, else human)'
+            cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
+            cand --output 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -v 'List every rejection after the summary'
             cand --verbose 'List every rejection after the summary'
             cand -h 'Print help'
@@ -71,7 +83,11 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;lint'= {
             cand -i 'Also check the catalogs against this fleet (repeat to merge several)'
             cand --inventory 'Also check the catalogs against this fleet (repeat to merge several)'
-            cand --format 'Output format'
+            cand --format 'Output format (default: from the extension of -o, else human)'
+            cand -o 'Write the output to this file (atomically) instead of stdout (human reports go to stderr); a .json name means --format json'
+            cand --output 'Write the output to this file (atomically) instead of stdout (human reports go to stderr); a .json name means --format json'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand --deny-warnings 'Exit 1 on warnings too'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -80,7 +96,11 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         }
         &'llmgw;engine-check'= {
             cand --timeout 'Seconds a version command may take before its process group is killed'
-            cand --format 'Output format'
+            cand --format 'Output format (default: from the extension of -o, else human)'
+            cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
+            cand --output 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -89,13 +109,19 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;nodes'= {
             cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
             cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
-            cand --format 'Output format'
+            cand --format 'Output format (default: from the extension of -o, else human)'
+            cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
+            cand --output 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
         }
         &'llmgw;inventory'= {
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -107,20 +133,24 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;inventory;merge'= {
             cand -o 'Write here (atomically) instead of stdout; the format follows the extension'
             cand --output 'Write here (atomically) instead of stdout; the format follows the extension'
-            cand --format 'Output format for stdout (default toml)'
+            cand --format 'Output format (default: from the extension of -o, else toml)'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
         }
         &'llmgw;inventory;synth'= {
-            cand --cordoned 'Fraction of nodes made cordoned, 0 to 1'
+            cand --cordoned 'Fraction of nodes made cordoned, 0 to 1 (exactly that share, rounded)'
             cand --load 'Fraction of GPUs already allocated, 0 to 1'
             cand --seed 'Seed, so the same command writes the same fleet'
             cand --prefix 'Prefix of node ids'
             cand -o 'Write here (atomically) instead of stdout; the format follows the extension'
             cand --output 'Write here (atomically) instead of stdout; the format follows the extension'
-            cand --format 'Output format for stdout (default toml)'
+            cand --format 'Output format (default: from the extension of -o, else toml)'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -138,6 +168,8 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;inventory;help;help'= {
         }
         &'llmgw;completions'= {
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -145,6 +177,8 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         }
         &'llmgw;man'= {
             cand --dir 'Write llmgw.1 and one page per command here instead of printing llmgw.1'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_llmgw_global_optspecs
-    string join \n h/help V/version
+    string join \n color= max-input-bytes= h/help V/version
 end
 
 function __fish_llmgw_needs_command
@@ -24,6 +24,10 @@ function __fish_llmgw_using_subcommand
     contains -- $cmd[1] $argv
 end
 
+complete -c llmgw -n "__fish_llmgw_needs_command" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_needs_command" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c llmgw -n "__fish_llmgw_needs_command" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "discover" -d 'Inspect this machine and print a one-node inventory'
@@ -44,65 +48,114 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -s o -l output -d 
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l probe-timeout -d 'Seconds the SGLang probe may take' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l root -d 'Read the machine under DIR instead of / (sysfs in DIR/sys, procfs in DIR/proc, the default config in DIR/etc/llmgw): for tests and for inspecting a copied tree' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l gpu-facts -d 'Take the GPUs from this JSON file instead of NVML: a list of {index, name, memory_mb, uuid, pci_bus_id, mig, active_links}, where active_links are the remote PCI bus ids of the GPU\'s active NVLinks' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l format -d 'Output format' -r -f -a "human\t''
+complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s o -l output -d 'Write the output to this file (atomically) instead of stdout; a .json name means --format json' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l model -d 'The model to explain' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l replica -d 'Only this replica index' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l format -d 'Output format' -r -f -a "human\t''
+complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s o -l output -d 'Write the output to this file (atomically) instead of stdout; a .json name means --format json' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s v -l verbose -d 'List every rejection after the summary'
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -s i -l inventory -d 'Also check the catalogs against this fleet (repeat to merge several)' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -l format -d 'Output format' -r -f -a "human\t''
+complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''
 github\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -s o -l output -d 'Write the output to this file (atomically) instead of stdout (human reports go to stderr); a .json name means --format json' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -l deny-warnings -d 'Exit 1 on warnings too'
 complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -l timeout -d 'Seconds a version command may take before its process group is killed' -r
-complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -l format -d 'Output format' -r -f -a "human\t''
+complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -s o -l output -d 'Write the output to this file (atomically) instead of stdout; a .json name means --format json' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -l format -d 'Output format' -r -f -a "human\t''
+complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s o -l output -d 'Write the output to this file (atomically) instead of stdout; a .json name means --format json' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -f -a "merge" -d 'Join node snapshots into one inventory'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from merge" -s o -l output -d 'Write here (atomically) instead of stdout; the format follows the extension' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from merge" -l format -d 'Output format for stdout (default toml)' -r -f -a "toml\t''
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from merge" -l format -d 'Output format (default: from the extension of -o, else toml)' -r -f -a "toml\t''
 json\t''
 yaml\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from merge" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from merge" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from merge" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from merge" -s V -l version -d 'Print version'
-complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l cordoned -d 'Fraction of nodes made cordoned, 0 to 1' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l cordoned -d 'Fraction of nodes made cordoned, 0 to 1 (exactly that share, rounded)' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l load -d 'Fraction of GPUs already allocated, 0 to 1' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l seed -d 'Seed, so the same command writes the same fleet' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l prefix -d 'Prefix of node ids' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -s o -l output -d 'Write here (atomically) instead of stdout; the format follows the extension' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l format -d 'Output format for stdout (default toml)' -r -f -a "toml\t''
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l format -d 'Output format (default: from the extension of -o, else toml)' -r -f -a "toml\t''
 json\t''
 yaml\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "merge" -d 'Join node snapshots into one inventory'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand completions" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand completions" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand man" -l dir -d 'Write llmgw.1 and one page per command here instead of printing llmgw.1' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand man" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand man" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand man" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand man" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory completions man help" -f -a "discover" -d 'Inspect this machine and print a one-node inventory'

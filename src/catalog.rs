@@ -77,9 +77,9 @@ const PROFILE_FIELDS: &[&str] = &[
 /// Parses and checks a catalog. The catalog comes back only when no error
 /// was found; the diagnostics (errors and warnings) always do.
 pub fn check(src: &Source) -> (Option<Catalog>, Vec<Diag>) {
-    let text = src.inner().as_str();
+    let text = src.text();
     let mut dec = Decoder::new(src.clone());
-    let root = match doc::parse(text, doc::Format::from_path(src.name())) {
+    let root = match doc::parse(text, src.format()) {
         Ok(root) => root,
         Err(e) => {
             let d = Diag::error(Code::Syntax, format!("{} is not a valid catalog: {}", src.name(), e.message))

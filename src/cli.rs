@@ -19,6 +19,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When to colour diagnostics: auto follows the terminal, NO_COLOR,
+    /// CLICOLOR_FORCE and TERM=dumb
+    #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
+    pub color: crate::term::ColorChoice,
+    /// Refuse an input file larger than this many bytes
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = crate::input::DEFAULT_MAX_INPUT_BYTES)]
+    pub max_input_bytes: u64,
 }
 
 #[derive(Subcommand, Debug)]
@@ -81,9 +88,13 @@ pub struct PlaceArgs {
     pub catalog: PathBuf,
     #[command(flatten)]
     pub inventory: InventoryFlag,
-    /// Output format
-    #[arg(long, value_enum, default_value_t)]
-    pub format: OutputFormat,
+    /// Output format (default: from the extension of -o, else human)
+    #[arg(long, value_enum)]
+    pub format: Option<OutputFormat>,
+    /// Write the output to this file (atomically) instead of stdout; a .json
+    /// name means --format json
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -99,9 +110,13 @@ pub struct ExplainArgs {
     pub replica: Option<u32>,
     #[command(flatten)]
     pub inventory: InventoryFlag,
-    /// Output format
-    #[arg(long, value_enum, default_value_t)]
-    pub format: OutputFormat,
+    /// Output format (default: from the extension of -o, else human)
+    #[arg(long, value_enum)]
+    pub format: Option<OutputFormat>,
+    /// Write the output to this file (atomically) instead of stdout; a .json
+    /// name means --format json
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// List every rejection after the summary
     #[arg(long, short)]
     pub verbose: bool,
@@ -115,9 +130,13 @@ pub struct LintArgs {
     /// Also check the catalogs against this fleet (repeat to merge several)
     #[arg(long = "inventory", short = 'i', value_name = "FILE")]
     pub inventory: Vec<PathBuf>,
-    /// Output format
-    #[arg(long, value_enum, default_value_t)]
-    pub format: LintFormat,
+    /// Output format (default: from the extension of -o, else human)
+    #[arg(long, value_enum)]
+    pub format: Option<LintFormat>,
+    /// Write the output to this file (atomically) instead of stdout (human reports go to stderr); a .json
+    /// name means --format json
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Exit 1 on warnings too
     #[arg(long)]
     pub deny_warnings: bool,
@@ -127,9 +146,13 @@ pub struct LintArgs {
 pub struct NodesArgs {
     #[command(flatten)]
     pub inventory: InventoryFlag,
-    /// Output format
-    #[arg(long, value_enum, default_value_t)]
-    pub format: OutputFormat,
+    /// Output format (default: from the extension of -o, else human)
+    #[arg(long, value_enum)]
+    pub format: Option<OutputFormat>,
+    /// Write the output to this file (atomically) instead of stdout; a .json
+    /// name means --format json
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -166,9 +189,13 @@ pub struct EngineCheckArgs {
     /// Seconds a version command may take before its process group is killed
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub timeout: f64,
-    /// Output format
-    #[arg(long, value_enum, default_value_t)]
-    pub format: OutputFormat,
+    /// Output format (default: from the extension of -o, else human)
+    #[arg(long, value_enum)]
+    pub format: Option<OutputFormat>,
+    /// Write the output to this file (atomically) instead of stdout; a .json
+    /// name means --format json
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -187,7 +214,7 @@ pub struct MergeArgs {
     /// Write here (atomically) instead of stdout; the format follows the extension
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Output format for stdout (default toml)
+    /// Output format (default: from the extension of -o, else toml)
     #[arg(long, value_enum)]
     pub format: Option<DataFormat>,
 }
@@ -195,10 +222,10 @@ pub struct MergeArgs {
 #[derive(Args, Debug)]
 pub struct SynthArgs {
     /// Node groups as SHAPE:COUNT[@FABRIC][,key=value...], e.g. dgx-h100:64@ib-east,zone=a.
-    /// Shapes: dgx-h100, hgx-a100, l40s-pcie, cpu
+    /// Shapes: dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs, cpu
     #[arg(value_name = "GROUP", required = true)]
     pub groups: Vec<String>,
-    /// Fraction of nodes made cordoned, 0 to 1
+    /// Fraction of nodes made cordoned, 0 to 1 (exactly that share, rounded)
     #[arg(long, value_name = "F", default_value_t = 0.0)]
     pub cordoned: f64,
     /// Fraction of GPUs already allocated, 0 to 1
@@ -213,7 +240,7 @@ pub struct SynthArgs {
     /// Write here (atomically) instead of stdout; the format follows the extension
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Output format for stdout (default toml)
+    /// Output format (default: from the extension of -o, else toml)
     #[arg(long, value_enum)]
     pub format: Option<DataFormat>,
 }

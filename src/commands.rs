@@ -2,10 +2,12 @@
 //! hand the result to a renderer, choose the exit code.
 
 use std::io::Write;
+use std::path::Path;
 
 use crate::cli::{self, Command, InventoryCommand, LintFormat, OutputFormat};
 use crate::diag::{Code, Diag, Severity};
 use crate::inventory::Inventory;
+use crate::output::Sink;
 use crate::placement::{self, Fleet, Options};
 use crate::report::{self, Names};
 use crate::{Exit, Outcome, load, output};
@@ -25,8 +27,10 @@ pub fn dispatch(command: Command) -> Outcome {
     }
 }
 
-fn stdout() -> std::io::StdoutLock<'static> {
-    std::io::stdout().lock()
+/// Human or JSON, from `--format` and the name `-o` gives.
+pub fn report_format(path: Option<&Path>, flag: Option<OutputFormat>) -> Result<OutputFormat, Diag> {
+    let name = flag.map(|f| if f == OutputFormat::Json { "json" } else { "human" });
+    Ok(if output::report_is_json(path, name)? { OutputFormat::Json } else { OutputFormat::Human })
 }
 
 /// The fleet: the inventory files given, or this machine discovered live.
@@ -42,6 +46,8 @@ fn fleet_inventory(flag: &cli::InventoryFlag) -> Result<Inventory, crate::Failur
 }
 
 fn place(a: &cli::PlaceArgs) -> Outcome {
+    let format = report_format(a.output.as_deref(), a.format)?;
+    let mut out = Sink::open(a.output.as_deref())?;
     let mut t = Timings::start();
     let catalog = load::catalog(&a.catalog)?;
     t.lap("parse catalog");
@@ -50,10 +56,15 @@ fn place(a: &cli::PlaceArgs) -> Outcome {
     let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options::default());
     t.lap("placement");
     let names = Names { catalog: &catalog, fleet: &fleet };
-    match a.format {
-        OutputFormat::Json => report::place::json(stdout(), &names, &plan)?,
-        OutputFormat::Human => stdout().write_all(report::place::human(&names, &plan).as_bytes())?,
+    match format {
+        OutputFormat::Json => report::place::json(&mut out, &names, &plan)?,
+        OutputFormat::Human => {
+            out.fit_width();
+            let text = report::place::human(&names, &plan);
+            out.human(&text)?
+        }
     }
+    out.finish()?;
     t.lap("output");
     t.report();
     Ok(if plan.summary.unplaced > 0 { Exit::No } else { Exit::Success })
@@ -85,6 +96,8 @@ impl Timings {
 }
 
 fn explain(a: &cli::ExplainArgs) -> Outcome {
+    let format = report_format(a.output.as_deref(), a.format)?;
+    let mut out = Sink::open(a.output.as_deref())?;
     let catalog = load::catalog(&a.catalog)?;
     let Some(mi) = catalog.models.iter().position(|m| m.name == a.model) else {
         let mut d = Diag::error(Code::UnknownModel, format!("the catalog has no model `{}`", a.model));
@@ -112,33 +125,55 @@ fn explain(a: &cli::ExplainArgs) -> Outcome {
     let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options { explain: Some(mi), ..Options::default() });
     let names = Names { catalog: &catalog, fleet: &fleet };
     let attempts: Vec<_> = plan.attempts.iter().filter(|at| a.replica.is_none_or(|r| r == at.replica)).collect();
-    match a.format {
-        OutputFormat::Json => report::explain::json(stdout(), &names, mi as u32, &attempts)?,
+    match format {
+        OutputFormat::Json => report::explain::json(&mut out, &names, mi as u32, &attempts)?,
         OutputFormat::Human => {
+            out.fit_width();
             let mut text = report::explain::human(&names, &plan, mi as u32, &attempts, a.verbose);
             if let Some(r) = a.replica {
                 if attempts.is_empty() {
                     text.push_str(&format!("\nreplica {r} already runs; there is nothing to decide for it\n"));
                 }
             }
-            stdout().write_all(text.as_bytes())?;
+            out.human(&text)?;
         }
     }
+    out.finish()?;
     let unplaced = attempts.iter().any(|at| at.placement.is_none());
     Ok(if unplaced { Exit::No } else { Exit::Success })
 }
 
 fn nodes(a: &cli::NodesArgs) -> Outcome {
+    let format = report_format(a.output.as_deref(), a.format)?;
+    let mut out = Sink::open(a.output.as_deref())?;
     let inv = fleet_inventory(&a.inventory)?;
     let fleet = Fleet::new(&inv);
-    match a.format {
-        OutputFormat::Json => report::nodes::json(stdout(), &fleet)?,
-        OutputFormat::Human => stdout().write_all(report::nodes::human(&fleet).as_bytes())?,
+    match format {
+        OutputFormat::Json => report::nodes::json(&mut out, &fleet)?,
+        OutputFormat::Human => {
+            out.fit_width();
+            let text = report::nodes::human(&fleet);
+            out.human(&text)?
+        }
     }
+    out.finish()?;
     Ok(Exit::Success)
 }
 
 fn lint(a: &cli::LintArgs) -> Outcome {
+    let format = {
+        let name = a.format.map(|f| match f {
+            LintFormat::Human => "human",
+            LintFormat::Json => "json",
+            LintFormat::Github => "github",
+        });
+        match (output::report_is_json(a.output.as_deref(), name)?, a.format) {
+            (true, _) => LintFormat::Json,
+            (false, Some(f)) => f,
+            (false, None) => LintFormat::Human,
+        }
+    };
+    let mut out = Sink::open(a.output.as_deref())?;
     // A fleet that cannot be read is unusable input, not a lint finding.
     let inv = if a.inventory.is_empty() { None } else { Some(load::inventories(&a.inventory)?) };
     let mut all = Vec::new();
@@ -152,11 +187,12 @@ fn lint(a: &cli::LintArgs) -> Outcome {
     }
     let errors = all.iter().filter(|d| d.is_error()).count();
     let warnings = all.len() - errors;
-    match a.format {
-        LintFormat::Json => report::lint::json(stdout(), &all)?,
-        LintFormat::Github => stdout().write_all(report::lint::github(&all).as_bytes())?,
+    match format {
+        LintFormat::Json => report::lint::json(&mut out, &all)?,
+        LintFormat::Github => out.write_all(report::lint::github(&all).as_bytes())?,
         LintFormat::Human => {
-            let mut text = crate::diag::render(&all, crate::diag::colour_for_stderr());
+            let colour = out.is_stdout() && crate::diag::colour_for_stderr();
+            let mut text = crate::diag::render(&all, colour);
             let files = a.catalogs.len();
             text.push_str(&format!(
                 "{} {}: {errors} error{}, {warnings} warning{}\n",
@@ -165,9 +201,14 @@ fn lint(a: &cli::LintArgs) -> Outcome {
                 if errors == 1 { "" } else { "s" },
                 if warnings == 1 { "" } else { "s" },
             ));
-            std::io::stderr().write_all(text.as_bytes())?;
+            if out.is_stdout() {
+                std::io::stderr().write_all(text.as_bytes())?;
+            } else {
+                out.write_all(text.as_bytes())?;
+            }
         }
     }
+    out.finish()?;
     let failing = all.iter().any(|d| d.severity == Severity::Error || a.deny_warnings);
     Ok(if failing { Exit::No } else { Exit::Success })
 }
@@ -178,32 +219,29 @@ fn merge(a: &cli::MergeArgs) -> Outcome {
 }
 
 /// Prints an inventory, or writes it atomically where `-o` says.
-pub fn write_inventory(inv: &Inventory, path: Option<&std::path::Path>, format: Option<cli::DataFormat>) -> Outcome {
-    let format = output::format_for(path, format);
+pub fn write_inventory(inv: &Inventory, path: Option<&Path>, format: Option<cli::DataFormat>) -> Outcome {
+    let format = output::data_format(path, format)?;
     let text = output::render_inventory(inv, format)
         .map_err(|e| Diag::error(Code::Io, format!("cannot write the inventory: {e}")))?;
-    match path {
-        Some(p) => output::write_atomic(p, text.as_bytes()).map_err(|e| {
-            Diag::error(Code::Io, format!("cannot write {}: {e}", p.display())).help("nothing was written")
-        })?,
-        None => stdout().write_all(text.as_bytes())?,
-    }
+    let mut out = Sink::open(path)?;
+    out.write_all(text.as_bytes())?;
+    out.finish()?;
     Ok(Exit::Success)
 }
 
 fn completions(a: &cli::CompletionsArgs) -> Outcome {
-    stdout().write_all(&crate::generate::completions(a.shell))?;
+    std::io::stdout().lock().write_all(&crate::generate::completions(a.shell))?;
     Ok(Exit::Success)
 }
 
 fn man(a: &cli::ManArgs) -> Outcome {
     let pages = crate::generate::man_pages()?;
     match &a.dir {
-        None => stdout().write_all(&pages[0].1)?,
+        None => std::io::stdout().lock().write_all(&pages[0].1)?,
         Some(dir) => {
             std::fs::create_dir_all(dir)?;
             for (name, bytes) in &pages {
-                output::write_atomic(&dir.join(name), bytes)?;
+                output::write_file(&dir.join(name), bytes)?;
             }
         }
     }

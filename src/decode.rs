@@ -124,13 +124,23 @@ impl Decoder {
     /// A non-negative integer no larger than `max`.
     pub fn uint(&mut self, node: &Node<'_>, field: &str, max: u64) -> Option<u64> {
         let i = self.int(node, field)?;
-        if i < 0 || i as u64 > max {
+        if i < 0 {
             self.error(
                 Code::OutOfRange,
                 node.span,
-                format!("`{field}` must be between 0 and {max}, found {i}"),
-                "out of range",
-                Some(if i < 0 { "counts and sizes cannot be negative".into() } else { "use a smaller number".into() }),
+                format!("`{field}` cannot be negative, found {i}"),
+                "negative",
+                Some("counts, sizes and indices are 0 or more".into()),
+            );
+            return None;
+        }
+        if i as u64 > max {
+            self.error(
+                Code::OutOfRange,
+                node.span,
+                format!("`{field}` must be at most {max}, found {i}"),
+                "too large",
+                Some(format!("use a number from 0 to {max}")),
             );
             return None;
         }
@@ -203,7 +213,10 @@ fn type_help(want: &str, found: &Value<'_>) -> String {
         ("an integer", Value::Str(s)) if s.trim().parse::<i64>().is_ok() => {
             format!("write the number without quotes: {}", s.trim())
         }
-        ("an integer", Value::Float(f)) => format!("write a whole number, like {}", f.round()),
+        ("an integer", Value::Float(f)) if f.is_finite() && f.abs() < 1e15 => {
+            format!("write a whole number, like {}", f.round() as i64)
+        }
+        ("an integer", Value::Float(_)) => "write a whole number".into(),
         ("an integer", _) => "write a whole number, without quotes".into(),
         ("a string", Value::Int(_) | Value::Float(_) | Value::Bool(_)) => "put the value in quotes".into(),
         ("a boolean", _) => "write true or false, without quotes".into(),
@@ -246,7 +259,7 @@ impl<'v, 'a> Table<'v, 'a> {
 
     /// Where to point for the whole table: its first line, not its body.
     fn header_span(&self, dec: &Decoder) -> Span {
-        let text = dec.src.inner().as_str();
+        let text = dec.src.text();
         let start = self.span.start.min(text.len());
         let end = self.span.end.min(text.len());
         let line_end = text[start..end].find('\n').map_or(end, |i| start + i);

@@ -5,11 +5,9 @@
 //! run of `lint` (or a failed `place`) shows everything that is wrong at once.
 
 use std::fmt;
-use std::sync::Arc;
-
-use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode};
 
 use crate::doc::Span;
+pub use crate::input::{Source, source};
 
 macro_rules! codes {
     ($($variant:ident => $code:literal, $what:literal;)*) => {
@@ -65,19 +63,14 @@ codes! {
     UnknownModel => "llmgw::cli::unknown-model", "a model name the catalog does not have";
     UnknownReplica => "llmgw::cli::unknown-replica", "a replica index the model does not have";
     BadArgument => "llmgw::cli::bad-argument", "a command-line value llmgw cannot use";
+    TooLarge => "llmgw::io::too-large", "an input file over the size ceiling (--max-input-bytes)";
+    RelativePath => "llmgw::engines::relative-path", "a relative PATH entry, ignored when looking for engines";
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Severity {
     Error,
     Warning,
-}
-
-/// The text of one input file, named as the user gave it.
-pub type Source = Arc<NamedSource<String>>;
-
-pub fn source(name: &str, text: String) -> Source {
-    Arc::new(NamedSource::new(name, text))
 }
 
 #[derive(Clone, Debug)]
@@ -123,20 +116,8 @@ impl Diag {
     /// 1-based line and column (in characters) of the primary span.
     pub fn line_col(&self) -> Option<(usize, usize)> {
         let (src, span) = (self.src.as_ref()?, self.primary()?);
-        Some(line_col(src.inner(), span.start))
+        Some(src.line_col(span.start))
     }
-}
-
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let mut cut = offset;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let before = &text[..cut];
-    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[line_start..].chars().count() + 1)
 }
 
 impl fmt::Display for Diag {
@@ -147,63 +128,23 @@ impl fmt::Display for Diag {
 
 impl std::error::Error for Diag {}
 
-impl Diagnostic for Diag {
-    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        Some(Box::new(self.code.as_str()))
-    }
-    fn severity(&self) -> Option<miette::Severity> {
-        Some(match self.severity {
-            Severity::Error => miette::Severity::Error,
-            Severity::Warning => miette::Severity::Warning,
-        })
-    }
-    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
-    }
-    fn source_code(&self) -> Option<&dyn SourceCode> {
-        self.src.as_ref().map(|s| &**s as &dyn SourceCode)
-    }
-    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        if self.src.is_none() || self.labels.is_empty() {
-            return None;
-        }
-        Some(Box::new(self.labels.iter().enumerate().map(|(i, (span, text))| {
-            let label = (!text.is_empty()).then(|| text.clone());
-            if i == 0 {
-                LabeledSpan::new_primary_with_span(label, *span)
-            } else {
-                LabeledSpan::new_with_span(label, *span)
-            }
-        })))
-    }
-}
-
-/// Whether stderr output gets colour: a terminal, and no `NO_COLOR`.
+/// Whether diagnostics on stderr get colour (`--color`, `NO_COLOR`, ...).
 pub fn colour_for_stderr() -> bool {
     use std::io::IsTerminal;
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
+    crate::term::colour(std::io::stderr().is_terminal())
 }
 
-/// Renders diagnostics as miette reports, in the order given.
+/// Renders diagnostics as miette reports, in the order given: at most
+/// `PER_FILE` of each file, then a line saying how many more there are.
+/// Each report shows a bounded excerpt of its file, so the time and space
+/// it takes do not depend on the file's size or the length of its lines.
 pub fn render(diags: &[Diag], colour: bool) -> String {
-    let theme = if colour { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-    let handler = GraphicalReportHandler::new_themed(theme).with_width(100).with_links(false);
-    let mut out = String::new();
-    for d in diags {
-        // Rendering into a String cannot fail short of a formatter bug.
-        let _ = handler.render_report(&mut out, d);
-        out.push('\n');
-    }
-    out
+    crate::report::diagnostics::render(diags, colour)
 }
 
 /// Sorts diagnostics by file, then position, keeping the order of equal ones.
 pub fn sort(diags: &mut [Diag]) {
-    diags.sort_by(|a, b| {
-        let ka = (a.file().map(str::to_owned), a.primary().map(|s| s.start));
-        let kb = (b.file().map(str::to_owned), b.primary().map(|s| s.start));
-        ka.cmp(&kb)
-    });
+    diags.sort_by(|a, b| (a.file(), a.primary().map(|s| s.start)).cmp(&(b.file(), b.primary().map(|s| s.start))));
 }
 
 /// The closest of `known` to `given`, when it is close enough to be a typo.
@@ -229,12 +170,6 @@ mod tests {
             assert!(c.as_str().starts_with("llmgw::"));
             assert!(!c.description().is_empty());
         }
-    }
-
-    #[test]
-    fn line_col_counts_characters() {
-        assert_eq!(line_col("ab\ncé d", 7), (2, 4));
-        assert_eq!(line_col("", 5), (1, 1));
     }
 
     #[test]

@@ -28,7 +28,7 @@ impl From<Span> for miette::SourceSpan {
     }
 }
 
-/// Which syntax a file is written in, chosen by its extension.
+/// Which syntax a file is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     Toml,
@@ -37,15 +37,25 @@ pub enum Format {
 }
 
 impl Format {
-    /// `.yaml`/`.yml` and `.json` by extension, TOML for everything else.
-    pub fn from_path(path: &str) -> Format {
+    /// The format a file name's extension names, if it names one.
+    pub fn from_extension(path: &str) -> Option<Format> {
         let lower = path.to_ascii_lowercase();
         if lower.ends_with(".yaml") || lower.ends_with(".yml") {
-            Format::Yaml
+            Some(Format::Yaml)
         } else if lower.ends_with(".json") {
-            Format::Json
+            Some(Format::Json)
+        } else if lower.ends_with(".toml") {
+            Some(Format::Toml)
         } else {
-            Format::Toml
+            None
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Toml => "toml",
+            Format::Yaml => "yaml",
+            Format::Json => "json",
         }
     }
 }
@@ -159,6 +169,10 @@ fn toml_node(v: toml::Spanned<toml::de::DeValue<'_>>) -> Node<'_> {
 
 fn parse_json(text: &str) -> Result<Node<'_>, SyntaxError> {
     use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
+    // An empty file is an empty document, as it is in TOML and YAML.
+    if text.trim().is_empty() {
+        return Ok(Node { span: Span::new(0, 0), value: Value::Null });
+    }
     // Plain JSON: none of the JSONC/JSON5 leniencies, so a file that llmgw
     // accepts is one every other JSON tool accepts too.
     let options = ParseOptions {
@@ -251,8 +265,19 @@ impl CharToByte {
 }
 
 enum Frame<'a> {
-    Seq { start: Span, anchor: usize, items: Vec<Node<'a>> },
-    Map { start: Span, anchor: usize, entries: Vec<Entry<'a>>, key: Option<(Cow<'a, str>, Span)> },
+    Seq { start: Span, anchor: usize, items: Vec<Node<'a>>, weight: usize },
+    Map { start: Span, anchor: usize, entries: Vec<Entry<'a>>, key: Option<(Cow<'a, str>, Span)>, weight: usize },
+}
+
+/// How far aliases may grow a YAML document: at most this many times its
+/// size ("billion laughs": a few hundred bytes of nested aliases would
+/// otherwise expand to gigabytes).
+pub const YAML_ALIAS_GROWTH: usize = 10;
+
+/// The size a value stands for once aliases are expanded: its bytes in the
+/// file, or for an alias the expanded size of what it names.
+fn weight_of(span: Span) -> usize {
+    (span.end - span.start).max(1)
 }
 
 fn parse_yaml(text: &str) -> Result<Node<'_>, SyntaxError> {
@@ -260,9 +285,12 @@ fn parse_yaml(text: &str) -> Result<Node<'_>, SyntaxError> {
     let conv = CharToByte::new(text);
     let mut parser = Parser::new_from_str(text);
     let mut stack: Vec<Frame<'_>> = Vec::new();
-    let mut anchors: HashMap<usize, Node<'_>> = HashMap::new();
+    let mut anchors: HashMap<usize, (Node<'_>, usize)> = HashMap::new();
     let mut root: Option<Node<'_>> = None;
     let mut documents = 0usize;
+    // What aliases have added so far, against what the file may grow by.
+    let budget = text.len().max(64).saturating_mul(YAML_ALIAS_GROWTH - 1);
+    let mut expanded = 0usize;
 
     while let Some(item) = parser.next_event() {
         let (event, span) = item.map_err(|e| {
@@ -270,7 +298,7 @@ fn parse_yaml(text: &str) -> Result<Node<'_>, SyntaxError> {
             SyntaxError { message: e.info().to_string(), span: Span::new(at, at) }
         })?;
         let span = conv.span(span);
-        let finished: Option<(Node<'_>, usize)> = match event {
+        let finished: Option<(Node<'_>, usize, usize)> = match event {
             Event::StreamStart | Event::StreamEnd | Event::Nothing | Event::DocumentEnd => None,
             Event::DocumentStart(_) => {
                 documents += 1;
@@ -280,52 +308,67 @@ fn parse_yaml(text: &str) -> Result<Node<'_>, SyntaxError> {
                 None
             }
             Event::Alias(id) => match anchors.get(&id) {
-                Some(n) => Some((Node { span, value: n.value.clone() }, 0)),
+                Some((n, weight)) => {
+                    expanded = expanded.saturating_add(*weight);
+                    if expanded > budget {
+                        return Err(SyntaxError {
+                            message: format!(
+                                "aliases expand this document past {YAML_ALIAS_GROWTH} times its size; \
+                                 write the repeated values out, or use fewer aliases"
+                            ),
+                            span,
+                        });
+                    }
+                    Some((Node { span, value: n.value.clone() }, 0, *weight))
+                }
                 None => {
                     return Err(SyntaxError { message: "alias to an unknown anchor".into(), span });
                 }
             },
             Event::Scalar(v, style, anchor, tag) => {
                 let value = yaml_scalar(v, style, tag.as_deref());
-                Some((Node { span, value }, anchor))
+                Some((Node { span, value }, anchor, weight_of(span)))
             }
             Event::SequenceStart(anchor, _) => {
-                stack.push(Frame::Seq { start: span, anchor, items: Vec::new() });
+                stack.push(Frame::Seq { start: span, anchor, items: Vec::new(), weight: 1 });
                 None
             }
             Event::MappingStart(anchor, _) => {
-                stack.push(Frame::Map { start: span, anchor, entries: Vec::new(), key: None });
+                stack.push(Frame::Map { start: span, anchor, entries: Vec::new(), key: None, weight: 1 });
                 None
             }
             Event::SequenceEnd => match stack.pop() {
-                Some(Frame::Seq { start, anchor, items }) => {
+                Some(Frame::Seq { start, anchor, items, weight }) => {
                     let end = items.last().map_or(span.end, |n| n.span.end.max(start.end));
-                    Some((Node { span: Span::new(start.start, end), value: Value::Array(items) }, anchor))
+                    Some((Node { span: Span::new(start.start, end), value: Value::Array(items) }, anchor, weight))
                 }
                 _ => {
                     return Err(SyntaxError { message: "unbalanced sequence".into(), span });
                 }
             },
             Event::MappingEnd => match stack.pop() {
-                Some(Frame::Map { start, anchor, entries, .. }) => {
+                Some(Frame::Map { start, anchor, entries, weight, .. }) => {
                     let end = entries.last().map_or(span.end, |e| e.value.span.end.max(start.end));
-                    Some((Node { span: Span::new(start.start, end), value: Value::Table(entries) }, anchor))
+                    Some((Node { span: Span::new(start.start, end), value: Value::Table(entries) }, anchor, weight))
                 }
                 _ => {
                     return Err(SyntaxError { message: "unbalanced mapping".into(), span });
                 }
             },
         };
-        let Some((node, anchor)) = finished else {
+        let Some((node, anchor, weight)) = finished else {
             continue;
         };
         if anchor != 0 {
-            anchors.insert(anchor, node.clone());
+            anchors.insert(anchor, (node.clone(), weight));
         }
         match stack.last_mut() {
             None => root = Some(node),
-            Some(Frame::Seq { items, .. }) => items.push(node),
-            Some(Frame::Map { entries, key, .. }) => match key.take() {
+            Some(Frame::Seq { items, weight: w, .. }) => {
+                *w = w.saturating_add(weight);
+                items.push(node);
+            }
+            Some(Frame::Map { entries, key, weight: w, .. }) => match key.take() {
                 None => {
                     let k = match node.value {
                         Value::Str(s) => s,
@@ -342,7 +385,10 @@ fn parse_yaml(text: &str) -> Result<Node<'_>, SyntaxError> {
                     };
                     *key = Some((k, node.span));
                 }
-                Some((k, key_span)) => entries.push(Entry { key: k, key_span, value: node }),
+                Some((k, key_span)) => {
+                    *w = w.saturating_add(weight).saturating_add(weight_of(key_span));
+                    entries.push(Entry { key: k, key_span, value: node });
+                }
             },
         }
     }
@@ -448,6 +494,23 @@ mod tests {
     fn yaml_aliases_copy_the_anchored_value() {
         let root = parse("a: &x {k: v}\nb: *x\n", Format::Yaml).unwrap();
         assert!(matches!(&table(&root)[1].value.value, Value::Table(t) if t.len() == 1));
+    }
+
+    #[test]
+    fn yaml_aliases_may_not_grow_a_document_tenfold() {
+        let mut laughs =
+            String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+        for (prev, name) in
+            ["a", "b", "c", "d", "e", "f", "g", "h"].iter().zip(["b", "c", "d", "e", "f", "g", "h", "i"])
+        {
+            let refs = vec![format!("*{prev}"); 9].join(",");
+            laughs.push_str(&format!("{name}: &{name} [{refs}]\n"));
+        }
+        let e = parse(&laughs, Format::Yaml).unwrap_err();
+        assert!(e.message.contains("aliases expand"), "{e:?}");
+        // Ordinary reuse stays well inside the budget.
+        let root = parse("base: &b {zone: a, rack: r1}\nx: *b\ny: *b\nz: *b\n", Format::Yaml).unwrap();
+        assert_eq!(table(&root).len(), 4);
     }
 
     #[test]

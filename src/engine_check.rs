@@ -3,8 +3,6 @@
 //! of its own, and the group is killed at the timeout — a wrapper script that
 //! starts a server instead of printing a version cannot hang it.
 
-use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use rayon::prelude::*;
@@ -14,7 +12,19 @@ use crate::cli::{EngineCheckArgs, OutputFormat};
 use crate::diag::{Code, Diag, did_you_mean};
 use crate::engines::{self, Engine};
 use crate::process::{Ran, run_bounded};
+use crate::term::escape;
 use crate::{Exit, Outcome};
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_version_is_the_line_that_holds_one() {
+        let ollama = "Warning: could not connect to a running Ollama instance\nWarning: client version is 0.5.4\n";
+        assert_eq!(super::version_line(ollama).as_deref(), Some("Warning: client version is 0.5.4"));
+        assert_eq!(super::version_line("\n  b7d5f1c\n").as_deref(), Some("b7d5f1c"));
+        assert_eq!(super::version_line(""), None);
+    }
+}
 
 #[derive(Serialize, Debug)]
 pub struct Check {
@@ -28,8 +38,8 @@ pub struct Check {
 }
 
 pub fn check(e: &Engine, path_env: Option<&std::ffi::OsStr>, timeout: Duration) -> Check {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let find = |b: &str| which::which_in(b, path_env, &cwd).ok();
+    let search = engines::SearchPath::new(path_env);
+    let find = |b: &str| search.find(b);
     let launcher = e.binaries.iter().find_map(|b| find(b));
     let program = find(e.version.program);
     // SGLang may be installed as a module only: python3 is then where it
@@ -58,8 +68,7 @@ pub fn check(e: &Engine, path_env: Option<&std::ffi::OsStr>, timeout: Duration) 
     match run_bounded(&program, e.version.args, path_env, timeout) {
         Ran::Exited { code: 0, stdout, stderr } => {
             // llama-server prints its version to stderr.
-            let line = |s: &str| s.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_owned);
-            c.version = line(&stdout).or_else(|| line(&stderr));
+            c.version = version_line(&stdout).or_else(|| version_line(&stderr));
         }
         Ran::Exited { code, stderr, .. } => {
             c.status = "failed";
@@ -80,6 +89,18 @@ pub fn check(e: &Engine, path_env: Option<&std::ffi::OsStr>, timeout: Duration) 
         }
     }
     c
+}
+
+/// The line of a version command's output that holds a version: the first
+/// with a dotted number (ollama warns that it cannot reach its server before
+/// it says its own version), else the first that is not blank.
+fn version_line(text: &str) -> Option<String> {
+    let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let dotted = |l: &&str| {
+        let b = l.as_bytes();
+        b.windows(3).any(|w| w[0].is_ascii_digit() && w[1] == b'.' && w[2].is_ascii_digit())
+    };
+    lines().find(dotted).or_else(|| lines().next()).map(str::to_owned)
 }
 
 pub fn command(a: &EngineCheckArgs) -> Outcome {
@@ -112,16 +133,20 @@ pub fn command(a: &EngineCheckArgs) -> Outcome {
         )
         .into());
     }
+    let format = crate::commands::report_format(a.output.as_deref(), a.format)?;
+    let mut out = crate::output::Sink::open(a.output.as_deref())?;
     let named = !selected.is_empty();
     if !named {
         selected = engines::ENGINES.iter().collect();
     }
     let path_env = std::env::var_os("PATH");
+    if let Some(w) = engines::SearchPath::new(path_env.as_deref()).warning() {
+        eprint!("{}", crate::diag::render(&[w], crate::diag::colour_for_stderr()));
+    }
     let timeout = Duration::from_secs_f64(a.timeout.min(3600.0));
     // In parallel, so six hung wrappers cost one timeout, not six.
     let checks: Vec<Check> = selected.par_iter().map(|e| check(e, path_env.as_deref(), timeout)).collect();
-    let mut out = std::io::stdout().lock();
-    match a.format {
+    match format {
         OutputFormat::Json => {
             #[derive(Serialize)]
             struct Doc<'a> {
@@ -130,20 +155,20 @@ pub fn command(a: &EngineCheckArgs) -> Outcome {
             crate::report::write_json(&mut out, &Doc { engines: &checks })?;
         }
         OutputFormat::Human => {
+            out.fit_width();
             let mut t = crate::report::table(&["ENGINE", "PATH", "VERSION", "STATUS"]);
             for c in &checks {
                 let status =
                     if c.detail.is_empty() { c.status.to_string() } else { format!("{}: {}", c.status, c.detail) };
-                t.add_row(vec![
-                    c.engine.to_string(),
-                    c.path.clone().unwrap_or_else(|| "-".into()),
-                    c.version.clone().unwrap_or_else(|| "-".into()),
-                    status,
-                ]);
+                let shown = |s: &Option<String>| s.as_deref().map_or("-".into(), |s| escape(s).into_owned());
+                t.add_row(vec![c.engine.to_string(), shown(&c.path), shown(&c.version), escape(&status).into_owned()]);
             }
-            writeln!(out, "{t}")?;
+            out.human(&format!("{t}\n"))?;
         }
     }
-    let failing = named && checks.iter().any(|c| c.status != "ok");
+    out.finish()?;
+    // A named engine must be there and answer; of the engines looked for
+    // unasked, those found must answer.
+    let failing = checks.iter().any(|c| if named { c.status != "ok" } else { c.found && c.status != "ok" });
     Ok(if failing { Exit::No } else { Exit::Success })
 }

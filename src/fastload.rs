@@ -142,8 +142,8 @@ const MAX: u64 = i64::MAX as u64;
 /// The nodes, when the file is one this path is sure about; `None` sends it
 /// down the spanned path.
 pub fn load(src: &Source) -> Option<Vec<Node>> {
-    let text = src.inner().as_str();
-    let raw: Vec<RawNode> = match Format::from_path(src.name()) {
+    let text = src.text();
+    let raw: Vec<RawNode> = match src.format() {
         Format::Json => serde_json::from_str::<RawInventory>(text).ok()?.node,
         Format::Toml => toml_nodes(text)?,
         Format::Yaml => return None,
@@ -184,6 +184,11 @@ fn toml_nodes(text: &str) -> Option<Vec<RawNode>> {
             return Some(toml::from_str::<RawInventory>(text).ok()?.node);
         }
         offset += line.len();
+    }
+    // What comes before the first section (comments, blank lines) is part
+    // of no piece, yet must be valid TOML too.
+    if starts.first().is_some_and(|&first| toml::from_str::<toml::Table>(&text[..first]).is_err()) {
+        return None;
     }
     let pieces: Vec<&str> = starts
         .iter()

@@ -192,8 +192,8 @@ pub fn load(src: &Source) -> Result<Vec<Node>, Vec<Diag>> {
 /// `load` through the spanned tree: slower, and the one that says exactly
 /// what is wrong and where.
 pub fn load_spanned(src: &Source) -> Result<Vec<Node>, Vec<Diag>> {
-    let text = src.inner().as_str();
-    let root = doc::parse(text, doc::Format::from_path(src.name())).map_err(|e| {
+    let text = src.text();
+    let root = doc::parse(text, src.format()).map_err(|e| {
         vec![
             Diag::error(Code::Syntax, format!("{} is not a valid inventory: {}", src.name(), e.message))
                 .at(src, e.span, "here")
@@ -244,7 +244,7 @@ pub fn duplicate_node(again: &Node, first: &Node) -> Diag {
             if fsrc.name() == src.name() {
                 d = d.label(*fspan, "first defined here");
             } else {
-                let (line, col) = crate::diag::line_col(fsrc.inner(), fspan.start);
+                let (line, col) = fsrc.line_col(fspan.start);
                 d.message = format!("node `{}` is defined in both {} and {}", again.id, fsrc.name(), src.name());
                 d.help = Some(format!(
                     "first defined at {}:{line}:{col}; a node id must appear in only one file",

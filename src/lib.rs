@@ -14,6 +14,7 @@ pub mod engine_check;
 pub mod engines;
 pub mod fastload;
 pub mod generate;
+pub mod input;
 pub mod inventory;
 pub mod load;
 pub mod output;
@@ -21,6 +22,7 @@ pub mod placement;
 pub mod process;
 pub mod report;
 pub mod synth;
+pub mod term;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -80,6 +82,8 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> ExitCode {
             return ExitCode::from(if e.use_stderr() { Exit::BadInput as u8 } else { 0 });
         }
     };
+    term::set_color(cli.color);
+    input::set_max_input_bytes(cli.max_input_bytes);
     match commands::dispatch(cli.command) {
         Ok(exit) => ExitCode::from(exit as u8),
         Err(Failure::Input(diags)) => {

@@ -5,28 +5,10 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::catalog::{self, Catalog};
-use crate::diag::{Code, Diag, Source, source};
+use crate::diag::{Diag, Source};
 use crate::inventory::{self, Inventory};
 
-pub fn read(path: &Path) -> Result<Source, Diag> {
-    let name = path.display().to_string();
-    match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => Ok(source(&name, text)),
-            Err(e) => {
-                let at = e.utf8_error().valid_up_to();
-                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-                let src = source(&name, text);
-                Err(Diag::error(Code::Syntax, format!("{name} is not UTF-8 text"))
-                    .at(&src, crate::doc::Span::new(at, at + 1), "invalid byte here")
-                    .help("catalogs and inventories are UTF-8 TOML, YAML or JSON"))
-            }
-        },
-        Err(e) => {
-            Err(Diag::error(Code::Io, format!("cannot read {name}: {e}")).help("check the path and its permissions"))
-        }
-    }
-}
+pub use crate::input::read;
 
 /// A catalog with no errors, or every error it has.
 pub fn catalog(path: &Path) -> Result<Catalog, Vec<Diag>> {
@@ -35,30 +17,33 @@ pub fn catalog(path: &Path) -> Result<Catalog, Vec<Diag>> {
     cat.ok_or_else(|| diags.into_iter().filter(Diag::is_error).collect())
 }
 
-/// Several inventory files, read in parallel and merged; every error of
-/// every file at once.
+/// Several inventory files, read in parallel (each exactly once) and merged;
+/// every error of every file at once.
 pub fn inventories(paths: &[impl AsRef<Path> + Sync]) -> Result<Inventory, Vec<Diag>> {
-    read_all(paths, inventory::load).or_else(|_| {
-        // Something is wrong. The fast loader keeps no spans, so the files
-        // are read again on the spanned path for diagnostics that point.
-        read_all(paths, inventory::load_spanned)
-    })
-}
-
-fn read_all(
-    paths: &[impl AsRef<Path> + Sync],
-    load: fn(&Source) -> Result<Vec<inventory::Node>, Vec<Diag>>,
-) -> Result<Inventory, Vec<Diag>> {
-    let results: Vec<Result<Vec<inventory::Node>, Vec<Diag>>> = paths
-        .par_iter()
-        .map(|p| {
-            let src = read(p.as_ref()).map_err(|d| vec![d])?;
-            load(&src)
-        })
-        .collect();
-    let mut files = Vec::with_capacity(results.len());
+    let sources: Vec<Result<Source, Diag>> = paths.par_iter().map(|p| read(p.as_ref())).collect();
+    let mut srcs = Vec::with_capacity(sources.len());
     let mut errors = Vec::new();
-    for r in results {
+    for s in sources {
+        match s {
+            Ok(src) => srcs.push(src),
+            Err(d) => errors.push(d),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    // The fast loader keeps no spans; a file it is not sure about, and any
+    // failure to merge, goes through the spanned loader, on the same bytes.
+    let fast: Vec<Result<Vec<inventory::Node>, Vec<Diag>>> = srcs.par_iter().map(inventory::load).collect();
+    if fast.iter().all(Result::is_ok) {
+        let files = fast.into_iter().map(|r| r.unwrap_or_default()).collect();
+        if let Ok(inv) = inventory::merge(files) {
+            return Ok(inv);
+        }
+    }
+    let spanned: Vec<Result<Vec<inventory::Node>, Vec<Diag>>> = srcs.par_iter().map(inventory::load_spanned).collect();
+    let mut files = Vec::with_capacity(spanned.len());
+    for r in spanned {
         match r {
             Ok(nodes) => files.push(nodes),
             Err(d) => errors.extend(d),

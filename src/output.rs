@@ -1,26 +1,77 @@
-//! Writing inventories (discover, merge, synth) in any of the three formats,
-//! and writing files so that nothing is ever half-written.
+//! Writing documents: inventories (discover, merge, synth) in any of the
+//! three formats, and every `-o FILE` so that nothing is ever half-written.
 
-use std::io::Write;
-use std::path::Path;
+use std::ffi::CString;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use crate::cli::DataFormat;
+use crate::diag::{Code, Diag};
+use crate::doc::Format;
 use crate::inventory::Inventory;
 
-pub fn format_for(path: Option<&Path>, flag: Option<DataFormat>) -> DataFormat {
-    if let Some(f) = flag {
-        return f;
-    }
-    match path.map(|p| crate::doc::Format::from_path(&p.to_string_lossy())) {
-        Some(crate::doc::Format::Json) => DataFormat::Json,
-        Some(crate::doc::Format::Yaml) => DataFormat::Yaml,
-        _ => DataFormat::Toml,
+impl From<Format> for DataFormat {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Toml => DataFormat::Toml,
+            Format::Json => DataFormat::Json,
+            Format::Yaml => DataFormat::Yaml,
+        }
     }
 }
 
+/// The format an inventory is written in: `--format`, else the extension of
+/// `-o`, else TOML. A `--format` that the extension contradicts is refused:
+/// the file would not read back.
+pub fn data_format(path: Option<&Path>, flag: Option<DataFormat>) -> Result<DataFormat, Diag> {
+    let by_name = path.and_then(|p| Format::from_extension(&p.to_string_lossy())).map(DataFormat::from);
+    match (flag, by_name) {
+        (Some(f), Some(n)) if f != n => Err(contradiction(path, &format!("{f:?}").to_lowercase())),
+        (Some(f), _) => Ok(f),
+        (None, Some(n)) => Ok(n),
+        (None, None) => Ok(DataFormat::Toml),
+    }
+}
+
+/// For commands that print human or JSON output: whether `-o` with this
+/// name, and perhaps `--format`, means JSON. A `.toml`/`.yaml` name, or a
+/// `.json` one with `--format` other than json, is refused.
+pub fn report_is_json(path: Option<&Path>, flag: Option<&str>) -> Result<bool, Diag> {
+    let by_name = path.and_then(|p| Format::from_extension(&p.to_string_lossy()));
+    match (flag, by_name) {
+        (_, Some(Format::Toml | Format::Yaml)) => Err(contradiction(path, flag.unwrap_or("human"))),
+        (Some(f), Some(Format::Json)) if f != "json" => Err(contradiction(path, f)),
+        (Some(f), _) => Ok(f == "json"),
+        (None, Some(Format::Json)) => Ok(true),
+        (None, None) => Ok(false),
+    }
+}
+
+fn contradiction(path: Option<&Path>, format: &str) -> Diag {
+    let name = path.map(|p| crate::term::escape(&p.display().to_string()).into_owned()).unwrap_or_default();
+    Diag::error(Code::BadArgument, format!("--format {format} contradicts the name {name}"))
+        .help("the extension of -o says what the file holds: give a name that matches the format, or drop --format")
+}
+
+/// An inventory as text. TOML is written node by node, in parallel: the
+/// toml crate's serializer takes time quadratic in the number of array
+/// entries, while each node on its own is small.
 pub fn render_inventory(inv: &Inventory, format: DataFormat) -> Result<String, String> {
     match format {
-        DataFormat::Toml => toml::to_string(inv).map_err(|e| e.to_string()),
+        DataFormat::Toml => {
+            use rayon::prelude::*;
+            #[derive(serde::Serialize)]
+            struct One<'a> {
+                node: [&'a crate::inventory::Node; 1],
+            }
+            let parts: Result<Vec<String>, String> =
+                inv.nodes.par_iter().map(|n| toml::to_string(&One { node: [n] }).map_err(|e| e.to_string())).collect();
+            Ok(parts?.join("\n"))
+        }
         DataFormat::Json => serde_json::to_string_pretty(inv).map(|s| s + "\n").map_err(|e| e.to_string()),
         DataFormat::Yaml => {
             let v = serde_json::to_value(inv).map_err(|e| e.to_string())?;
@@ -107,18 +158,251 @@ fn inline(v: &serde_json::Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder and a
-/// rename, so a reader sees the old file or the new one, never half of one.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
+/// Where a command's document goes: standard output, or the `-o` file.
+pub enum Sink {
+    Stdout(BufWriter<std::io::StdoutLock<'static>>),
+    /// A regular file, written as a temporary file beside it and renamed
+    /// over it at the end.
+    Atomic(AtomicFile),
+    /// A device, a FIFO, `/dev/stdout`: written in place.
+    InPlace(BufWriter<File>),
+}
+
+impl Sink {
+    /// Standard output, or the file `-o` names (`-` is standard output).
+    pub fn open(path: Option<&Path>) -> Result<Sink, Diag> {
+        match path {
+            None => Ok(Sink::Stdout(BufWriter::with_capacity(1 << 16, std::io::stdout().lock()))),
+            Some(p) if p.as_os_str() == "-" => {
+                Ok(Sink::Stdout(BufWriter::with_capacity(1 << 16, std::io::stdout().lock())))
+            }
+            Some(p) => open_file(p).map_err(|e| cannot_write(p, &e)),
+        }
+    }
+
+    /// Flushes, and for a file puts it in place.
+    pub fn finish(self) -> Result<(), crate::Failure> {
+        match self {
+            Sink::Stdout(mut w) => w.flush().map_err(crate::Failure::Io),
+            Sink::InPlace(mut w) => w.flush().map_err(crate::Failure::Io),
+            Sink::Atomic(f) => {
+                let target = f.target.clone();
+                f.commit().map_err(|e| cannot_write(&target, &e).into())
+            }
+        }
+    }
+
+    pub fn is_stdout(&self) -> bool {
+        matches!(self, Sink::Stdout(_))
+    }
+
+    /// Makes human output fit the terminal when this is one; a file gets
+    /// it unwrapped. Call before building tables.
+    pub fn fit_width(&self) {
+        crate::term::set_output_width(if self.is_stdout() { crate::term::stdout_width() } else { None });
+    }
+
+    /// Writes human output, escaped and wrapped (see `fit_width`).
+    pub fn human(&mut self, text: &str) -> std::io::Result<()> {
+        self.write_all(crate::term::human(text).as_bytes())
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Stdout(w) => w.write(buf),
+            Sink::Atomic(f) => f.file.write(buf),
+            Sink::InPlace(w) => w.write(buf),
+        }
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            Sink::Stdout(w) => w.write_all(buf),
+            Sink::Atomic(f) => f.file.write_all(buf),
+            Sink::InPlace(w) => w.write_all(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Stdout(w) => w.flush(),
+            Sink::Atomic(f) => f.file.flush(),
+            Sink::InPlace(w) => w.flush(),
+        }
+    }
+}
+
+fn cannot_write(p: &Path, e: &std::io::Error) -> Diag {
+    Diag::error(Code::Io, format!("cannot write {}: {e}", crate::term::escape(&p.display().to_string())))
+        .help("nothing was written")
+}
+
+fn open_file(path: &Path) -> std::io::Result<Sink> {
+    match std::fs::metadata(path) {
+        // Not a regular file: there is nothing to replace atomically.
+        Ok(m) if !m.is_file() => {
+            let f = OpenOptions::new().write(true).truncate(true).open(path)?;
+            Ok(Sink::InPlace(BufWriter::with_capacity(1 << 16, f)))
+        }
+        Ok(m) => AtomicFile::create(&std::fs::canonicalize(path)?, Some(m.permissions().mode() & 0o7777)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => AtomicFile::create(&link_target(path)?, None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Where a path that may be a dangling symlink (or a chain of them) leads:
+/// the file is created there and the links stay links.
+fn link_target(path: &Path) -> std::io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let t = std::fs::read_link(&p)?;
+                p = match p.parent() {
+                    Some(dir) if t.is_relative() => dir.join(t),
+                    _ => t,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(std::io::Error::other("too many levels of symbolic links"))
+}
+
+/// A temporary file in the target's folder, renamed over the target by
+/// `commit`; removed when dropped uncommitted, and by the SIGINT/SIGTERM
+/// handler when the process is interrupted meanwhile.
+pub struct AtomicFile {
+    file: BufWriter<File>,
+    tmp: PathBuf,
+    target: PathBuf,
+    slot: usize,
+}
+
+impl AtomicFile {
+    fn create(target: &Path, keep_mode: Option<u32>) -> std::io::Result<Sink> {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        install_cleanup();
+        loop {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let tmp = dir.join(format!(".llmgw-{}-{n}.tmp", std::process::id()));
+            // Registered before it exists, so no moment is left in which a
+            // signal could strand it.
+            let slot = register(&tmp);
+            // A new file gets 0666 less the umask, as any program's would.
+            match OpenOptions::new().write(true).create_new(true).mode(0o666).open(&tmp) {
+                Ok(file) => {
+                    if let Some(mode) = keep_mode {
+                        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+                    }
+                    let file = BufWriter::with_capacity(1 << 16, file);
+                    return Ok(Sink::Atomic(AtomicFile { file, tmp, target: target.to_path_buf(), slot }));
+                }
+                Err(e) => {
+                    unregister(slot);
+                    if e.kind() != std::io::ErrorKind::AlreadyExists {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    fn commit(mut self) -> std::io::Result<()> {
+        self.file.flush()?;
+        self.file.get_ref().sync_all()?;
+        std::fs::rename(&self.tmp, &self.target)?;
+        unregister(self.slot);
+        self.slot = usize::MAX;
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.slot != usize::MAX {
+            unregister(self.slot);
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Temporary files being written, for the signal handler to remove.
+const SLOTS: usize = 8;
+static PENDING: [AtomicPtr<libc::c_char>; SLOTS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
+
+fn register(path: &Path) -> usize {
+    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
+        return usize::MAX - 1;
     };
-    let mut tmp = tempfile::Builder::new().prefix(".llmgw-").suffix(".tmp").tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    let raw = c.into_raw();
+    for (i, slot) in PENDING.iter().enumerate() {
+        if slot.compare_exchange(std::ptr::null_mut(), raw, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+            return i;
+        }
+    }
+    // SAFETY: `raw` came from `CString::into_raw` just above and was not stored.
+    drop(unsafe { CString::from_raw(raw) });
+    usize::MAX - 1
+}
+
+fn unregister(slot: usize) {
+    if let Some(s) = PENDING.get(slot) {
+        let raw = s.swap(std::ptr::null_mut(), Ordering::SeqCst);
+        if !raw.is_null() {
+            // SAFETY: every non-null pointer in PENDING came from `CString::into_raw`,
+            // and the swap gave this one to us alone.
+            drop(unsafe { CString::from_raw(raw) });
+        }
+    }
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    for slot in &PENDING {
+        let raw = slot.swap(std::ptr::null_mut(), Ordering::SeqCst);
+        if !raw.is_null() {
+            // SAFETY: unlink(2) is async-signal-safe and `raw` is a valid C string.
+            unsafe { libc::unlink(raw) };
+        }
+    }
+    // SAFETY: signal(2) and raise(2) are async-signal-safe; with the default
+    // action restored the process ends as it would have without llmgw's handler.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+fn install_cleanup() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: `on_signal` only calls async-signal-safe functions; the
+            // sigaction structs are zeroed and then filled in. A signal the
+            // process was started ignoring (nohup) stays ignored.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 || old.sa_sigaction == libc::SIG_IGN {
+                    continue;
+                }
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
+        }
+    });
+}
+
+/// Writes `bytes` where `path` says, as `-o` does.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), crate::Failure> {
+    let mut sink = Sink::open(Some(path))?;
+    sink.write_all(bytes).map_err(|e| crate::Failure::from(cannot_write(path, &e)))?;
+    sink.finish()
 }
 
 #[cfg(test)]

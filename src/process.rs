@@ -3,10 +3,14 @@
 //! The program gets no stdin, runs in a process group of its own, and when
 //! the timeout passes the whole group is killed. A wrapper script in front of
 //! an engine may start a server (and its workers) instead of printing a
-//! version; killing only the direct child would leave them running.
+//! version; killing only the direct child would leave them running. A
+//! process that leaves the group (`setsid`) can still hold the output pipes
+//! open, so they are read only until the deadline, or briefly after the
+//! program exits: never until whoever holds them lets go.
 
 use std::ffi::OsStr;
 use std::io::Read;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -25,6 +29,75 @@ pub enum Ran {
     NotStarted(std::io::Error),
 }
 
+/// What is kept of each stream.
+const KEEP: usize = 1 << 20;
+/// How long output is still read once the program has exited.
+const AFTER_EXIT: Duration = Duration::from_millis(200);
+
+/// One output pipe, read without blocking.
+struct Pipe {
+    file: std::fs::File,
+    kept: Vec<u8>,
+    open: bool,
+}
+
+impl Pipe {
+    fn new(fd: OwnedFd) -> Pipe {
+        // SAFETY: fcntl(2) on a descriptor we own; it only changes its flags.
+        unsafe {
+            let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+            libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+        Pipe { file: std::fs::File::from(fd), kept: Vec::new(), open: true }
+    }
+
+    /// Reads what is there now; end of file closes the pipe.
+    fn drain(&mut self) {
+        let mut buf = [0u8; 8192];
+        loop {
+            match self.file.read(&mut buf) {
+                Ok(0) => {
+                    self.open = false;
+                    return;
+                }
+                Ok(n) => {
+                    let room = KEEP.saturating_sub(self.kept.len());
+                    self.kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    self.open = false;
+                    return;
+                }
+            }
+        }
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.kept).into_owned()
+    }
+}
+
+/// Waits up to `wait` for output on the open pipes and reads what came.
+fn poll_pipes(pipes: &mut [&mut Pipe], wait: Duration) {
+    let mut fds: Vec<libc::pollfd> = pipes
+        .iter()
+        .filter(|p| p.open)
+        .map(|p| libc::pollfd { fd: p.file.as_raw_fd(), events: libc::POLLIN, revents: 0 })
+        .collect();
+    if fds.is_empty() {
+        std::thread::sleep(wait);
+        return;
+    }
+    let ms = wait.as_millis().clamp(1, 1000) as libc::c_int;
+    // SAFETY: `fds` is a valid array of pollfd of the length given.
+    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    for p in pipes.iter_mut().filter(|p| p.open) {
+        p.drain();
+    }
+}
+
 pub fn run_bounded<S: AsRef<OsStr>>(program: &Path, args: &[S], path_env: Option<&OsStr>, timeout: Duration) -> Ran {
     let mut cmd = Command::new(program);
     cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
@@ -35,50 +108,52 @@ pub fn run_bounded<S: AsRef<OsStr>>(program: &Path, args: &[S], path_env: Option
         Ok(c) => c,
         Err(e) => return Ran::NotStarted(e),
     };
-    // Read both pipes on their own threads so a chatty program cannot block
-    // on a full pipe while llmgw waits for it to exit.
-    let reader = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(p) = pipe {
-                let _ = p.take(1 << 20).read_to_end(&mut buf);
-            }
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out = reader(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let err = reader(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     let pgid = child.id() as libc::pid_t;
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() >= deadline => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(_) => break None,
-        }
+    let kill_group = || {
+        // SAFETY: kill(2) with a negative pid signals a process group; it
+        // touches no memory of ours.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
     };
-    match status {
-        Some(status) => {
-            // The leader is gone; anything it left behind in its group goes too.
-            // SAFETY: kill(2) with a negative pid signals a process group; it
-            // touches no memory of ours.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
-            let stdout = out.join().unwrap_or_default();
-            let stderr = err.join().unwrap_or_default();
-            match status.code() {
-                Some(code) => Ran::Exited { code, stdout, stderr },
-                None => Ran::Signalled,
+    let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
+        kill_group();
+        let _ = child.wait();
+        return Ran::NotStarted(std::io::Error::other("no pipes to the program"));
+    };
+    let (mut out, mut err) = (Pipe::new(out.into()), Pipe::new(err.into()));
+    let deadline = Instant::now() + timeout;
+    let mut stop_reading = deadline;
+    let mut status = None;
+    loop {
+        if status.is_none() {
+            match child.try_wait() {
+                Ok(Some(s)) => {
+                    status = Some(s);
+                    // The leader is gone; anything it left behind in its group goes too.
+                    kill_group();
+                    stop_reading = Instant::now() + AFTER_EXIT;
+                }
+                Ok(None) => {}
+                Err(_) => break,
             }
         }
+        let now = Instant::now();
+        let closed = !out.open && !err.open;
+        if (status.is_some() && (closed || now >= stop_reading)) || now >= deadline {
+            break;
+        }
+        poll_pipes(&mut [&mut out, &mut err], (stop_reading - now).min(Duration::from_millis(10)));
+    }
+    match status {
+        // The pipes are dropped unread from here: a process that escaped
+        // the group and still holds them cannot hold llmgw up.
         None => {
-            // SAFETY: as above.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            kill_group();
             let _ = child.wait();
-            // The reader threads end when the killed group's pipes close;
-            // they are not joined, so a process that escaped the group by
-            // starting a session of its own cannot hold llmgw up.
             Ran::TimedOut
         }
+        Some(s) => match s.code() {
+            Some(code) => Ran::Exited { code, stdout: out.text(), stderr: err.text() },
+            None => Ran::Signalled,
+        },
     }
 }

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::Outcome;
 use crate::cli::SynthArgs;
 use crate::diag::{Code, Diag, did_you_mean};
 use crate::inventory::{Allocation, Disk, Fabric, Gpu, Inventory, Node, State, normalize_class};
-use crate::{Exit, Outcome};
 
 /// A kind of machine: what one node of it has.
 pub struct Shape {
@@ -147,6 +147,9 @@ pub fn synthesize(groups: &[Group], cordoned: f64, load: f64, seed: u64, prefix:
     let width = total.max(1).to_string().len().max(4);
     let mut nodes = Vec::with_capacity(total as usize);
     let mut serial = 0u64;
+    // Exactly round(cordoned x total) nodes, chosen by selection sampling:
+    // each node is picked with the chance (still to pick) / (still to see).
+    let mut to_cordon = (cordoned * total as f64).round() as u64;
     for g in groups {
         let sh = g.shape;
         for _ in 0..g.count {
@@ -173,7 +176,13 @@ pub fn synthesize(groups: &[Group], cordoned: f64, load: f64, seed: u64, prefix:
                 .collect();
             let mut labels = g.labels.clone();
             labels.insert("shape".into(), sh.name.into());
-            let state = if rng.unit() < cordoned { State::Cordoned } else { State::Ready };
+            let unseen = total - serial + 1;
+            let state = if rng.unit() * (unseen as f64) < to_cordon as f64 {
+                to_cordon -= 1;
+                State::Cordoned
+            } else {
+                State::Ready
+            };
             let busy = (0..sh.gpus).filter(|_| rng.unit() < load).count() as u32;
             let allocations = if busy > 0 {
                 vec![Allocation { model: "synthetic-load".into(), replica: serial as u32, gpus: (0..busy).collect() }]
@@ -223,6 +232,5 @@ pub fn command(a: &SynthArgs) -> Outcome {
         return Err(errors.into());
     }
     let inv = synthesize(&groups, a.cordoned, a.load, a.seed, &a.prefix);
-    crate::commands::write_inventory(&inv, a.output.as_deref(), a.format)?;
-    Ok(Exit::Success)
+    crate::commands::write_inventory(&inv, a.output.as_deref(), a.format)
 }

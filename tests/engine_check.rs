@@ -47,7 +47,11 @@ fn missing_or_failing_named_engines_exit_1() {
     let out = check(bin, &["vllm"]);
     assert_eq!(code(&out), 1, "{}", transcript(&out));
     assert!(stdout(&out).contains("missing"));
-    // Without names, every engine is listed and nothing is demanded.
+    // Without names, every engine is listed; a missing one is no failure,
+    // a found one that fails its check is (it used to exit 0).
+    let out = check(bin, &[]);
+    assert_eq!(code(&out), 1, "{}", transcript(&out));
+    std::fs::remove_file(bin.join("text-generation-launcher")).unwrap();
     let out = check(bin, &[]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
 }

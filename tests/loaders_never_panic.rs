@@ -81,7 +81,7 @@ proptest! {
 fn seeds_are_valid_in_every_format() {
     for (name, text) in seeds() {
         let src = source(name, text);
-        if src.inner().contains("[[model]]") {
+        if src.text().contains("[[model]]") {
             assert!(llmgw::catalog::check(&src).0.is_some());
         } else {
             let nodes =

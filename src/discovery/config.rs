@@ -51,7 +51,7 @@ impl NodeConfig {
 }
 
 pub fn parse(src: &crate::diag::Source) -> Result<NodeConfig, Vec<Diag>> {
-    let root = doc::parse(src.inner(), doc::Format::from_path(src.name())).map_err(|e| {
+    let root = doc::parse(src.text(), src.format()).map_err(|e| {
         vec![
             Diag::error(Code::Syntax, format!("{} is not a valid node config: {}", src.name(), e.message))
                 .at(src, e.span, "here"),

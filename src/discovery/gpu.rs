@@ -30,8 +30,8 @@ pub struct FromFile(Vec<GpuFacts>);
 impl FromFile {
     pub fn load(path: &Path) -> Result<FromFile, Vec<crate::diag::Diag>> {
         let src = crate::load::read(path).map_err(|d| vec![d])?;
-        serde_json::from_str(src.inner()).map(FromFile).map_err(|e| {
-            let at = line_start(src.inner(), e.line()) + e.column().saturating_sub(1);
+        serde_json::from_str(src.text()).map(FromFile).map_err(|e| {
+            let at = line_start(src.text(), e.line()) + e.column().saturating_sub(1);
             vec![
                 crate::diag::Diag::error(crate::diag::Code::Syntax, format!("{} is not a list of GPU facts: {e}", path.display()))
                     .at(&src, crate::doc::Span::new(at, at), "here")

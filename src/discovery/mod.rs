@@ -127,6 +127,8 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
     let (fabrics, ib_warnings) = ib::fabrics(&ports, &cfg.fabrics);
     warnings.extend(ib_warnings);
 
+    let search = crate::engines::SearchPath::new(m.path.as_deref());
+    warnings.extend(search.warning());
     let mut engines = std::collections::BTreeMap::new();
     for e in ENGINES {
         if let Some(path) = cfg.engines.get(e.name) {
@@ -135,10 +137,10 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
             }
             continue;
         }
-        if e.binaries.iter().any(|b| which_in(b, m.path.as_deref()).is_some()) {
+        if e.binaries.iter().any(|b| search.find(b).is_some()) {
             engines.insert(e.name.to_string(), String::new());
         } else if let Some(module) = e.python_module {
-            match probe_python_module(m, module) {
+            match probe_python_module(m, &search, module) {
                 Ok(true) => {
                     engines.insert(e.name.to_string(), String::new());
                 }
@@ -192,18 +194,13 @@ fn resolve(root: &Path, p: &Path) -> PathBuf {
     }
 }
 
-fn which_in(binary: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    which::which_in(binary, path, cwd).ok()
-}
-
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-fn probe_python_module(m: &Machine, module: &str) -> Result<bool, String> {
-    let Some(python) = which_in("python3", m.path.as_deref()) else {
+fn probe_python_module(m: &Machine, search: &crate::engines::SearchPath, module: &str) -> Result<bool, String> {
+    let Some(python) = search.find("python3") else {
         return Ok(false);
     };
     crate::engines::probe_module(&python, module, m.path.as_deref(), m.probe_timeout)

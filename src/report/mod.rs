@@ -1,6 +1,7 @@
 //! Turning decisions into what people and programs read: one renderer per
 //! output, all deterministic, none of them deciding anything.
 
+pub mod diagnostics;
 pub mod explain;
 pub mod lint;
 pub mod nodes;
@@ -232,9 +233,11 @@ pub fn shorten(ids: &[&str], shown: usize) -> String {
 
 pub fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
-    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header.to_vec());
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED).set_header(header.to_vec());
+    match crate::term::output_width() {
+        Some(w) => t.set_content_arrangement(ContentArrangement::Dynamic).set_width(w.min(u16::MAX.into()) as u16),
+        None => t.set_content_arrangement(ContentArrangement::Disabled),
+    };
     t
 }
 

@@ -88,5 +88,6 @@ pub fn human(fleet: &Fleet<'_>) -> String {
             r.disk_free_bytes.map_or("-".to_string(), |b| format!("{} GB", b >> 30)),
         ]);
     }
-    format!("{t}\n{} nodes\n", fleet.node_count())
+    let n = fleet.node_count();
+    format!("{t}\n{n} node{}\n", if n == 1 { "" } else { "s" })
 }

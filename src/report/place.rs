@@ -82,6 +82,8 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
     }
     if rows > 0 {
         let _ = writeln!(out, "{t}");
+    } else {
+        let _ = writeln!(out, "No replica was placed by this plan.");
     }
     for d in &plan.decisions {
         if let Decision::Unplaced { model, replica, rejections } = d {
