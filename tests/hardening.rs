@@ -551,3 +551,26 @@ fn human_output_fits_the_width() {
     let unwrapped = run(&["place", "catalog/fleet.toml", "--inventory", "examples/fleet.toml"]);
     assert!(stdout(&unwrapped).lines().any(|l| l.chars().count() > 72));
 }
+
+#[test]
+fn a_million_unplaced_replicas_are_one_explanation() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = dir.path().join("fleet.json");
+    let out = run(&["inventory", "synth", "dgx-h100:300@ib-east", "cpu:50", "-o", fleet.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let catalog = write(
+        dir.path(),
+        "c.toml",
+        "[[model]]\nname = \"big\"\nreplicas = 1000000\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\n",
+    );
+    let out = run(&["place", catalog.to_str().unwrap(), "--inventory", fleet.to_str().unwrap()]);
+    assert_eq!(code(&out), 1, "{}", transcript(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("big replicas 300-999999 (999700): not placed"),
+        "{}",
+        &text[text.len().saturating_sub(2000)..]
+    );
+    assert!(text.ends_with("1000000 wanted, 0 existing, 300 placed, 999700 unplaced\n"));
+    assert!(text.len() < 100_000, "{}", text.len());
+}

@@ -21,6 +21,8 @@ mod fast;
 mod reference;
 mod state;
 
+use std::sync::Arc;
+
 use crate::catalog::{Catalog, Profile};
 use crate::inventory::{Inventory, State};
 
@@ -119,7 +121,12 @@ pub struct Placement {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     Placed(Placement),
-    Unplaced { model: u32, replica: u32, rejections: Vec<Rejection> },
+    /// Replicas of one model left unplaced for the same reasons share one list.
+    Unplaced {
+        model: u32,
+        replica: u32,
+        rejections: Arc<[Rejection]>,
+    },
 }
 
 /// How many nodes a (profile, pool) pair looked at and how many qualified.
@@ -237,8 +244,20 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
         // A profile that failed once fails for every later replica of the
         // model: free GPUs only shrink and the avoid set only grows.
         let mut failed = vec![false; model.profiles.len()];
+        // Once a replica is left unplaced, so is every later replica of the
+        // model, for the same reasons: nothing was committed meanwhile, and
+        // the avoid set only grows when a replica of this model is placed.
+        // The fast path reuses the first answer instead of asking again, so
+        // a million unplaced replicas cost one list of rejections, not a
+        // million (the reference path keeps asking, to check the shortcut).
+        let mut gave_up: Option<Arc<[Rejection]>> = None;
 
         for replica in (0..model.replicas).filter(|&r| !have[r as usize]) {
+            if let (Some(rejections), Mode::Fast, false) = (&gave_up, opts.mode, explaining) {
+                summary.unplaced += 1;
+                decisions.push(Decision::Unplaced { model: mi as u32, replica, rejections: rejections.clone() });
+                continue;
+            }
             let placement = if explaining || opts.mode == Mode::Reference {
                 let attempt = reference::attempt(&fleet, &compiled, &order, mi as u32, replica);
                 if explaining {
@@ -265,6 +284,8 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
                     decisions.push(Decision::Placed(p));
                 }
                 Err(rejections) => {
+                    let rejections: Arc<[Rejection]> = rejections.into();
+                    gave_up = Some(rejections.clone());
                     summary.unplaced += 1;
                     decisions.push(Decision::Unplaced { model: mi as u32, replica, rejections });
                 }

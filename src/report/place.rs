@@ -85,12 +85,33 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
     } else {
         let _ = writeln!(out, "No replica was placed by this plan.");
     }
+    // Unplaced replicas of one model left out for the same reasons are said
+    // once: "replicas 3-78 (76): not placed".
+    let mut groups: Vec<(u32, Vec<u32>, &[Rejection])> = Vec::new();
     for d in &plan.decisions {
         if let Decision::Unplaced { model, replica, rejections } = d {
-            let _ = writeln!(out, "\n{} replica {replica}: not placed", names.model(*model).name);
-            for line in summary_lines(names, *model, rejections, None) {
-                let _ = writeln!(out, "  {line}");
+            match groups.last_mut() {
+                Some((m, replicas, r))
+                    if m == model && (std::ptr::eq(*r, &rejections[..]) || **r == rejections[..]) =>
+                {
+                    replicas.push(*replica);
+                }
+                _ => groups.push((*model, vec![*replica], rejections)),
             }
+        }
+    }
+    for (model, replicas, rejections) in groups {
+        let name = &names.model(model).name;
+        match replicas.as_slice() {
+            [one] => {
+                let _ = writeln!(out, "\n{name} replica {one}: not placed");
+            }
+            many => {
+                let _ = writeln!(out, "\n{name} replicas {} ({}): not placed", runs(many), many.len());
+            }
+        }
+        for line in summary_lines(names, model, rejections, None) {
+            let _ = writeln!(out, "  {line}");
         }
     }
     for s in &plan.surplus {
@@ -113,6 +134,21 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
         sum.wanted, sum.existing, sum.placed, sum.unplaced
     );
     out
+}
+
+/// Ascending indices as runs: "0, 3-78".
+fn runs(indices: &[u32]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < indices.len() {
+        let start = indices[i];
+        while i + 1 < indices.len() && indices[i + 1] == indices[i] + 1 {
+            i += 1;
+        }
+        parts.push(if indices[i] == start { start.to_string() } else { format!("{start}-{}", indices[i]) });
+        i += 1;
+    }
+    parts.join(", ")
 }
 
 /// Per profile and pool, in the order tried: "0/40 nodes qualify: 31 have 2
@@ -193,4 +229,14 @@ pub fn summary_lines(
         lines.push(line);
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn replica_indices_as_runs() {
+        assert_eq!(super::runs(&[3]), "3");
+        assert_eq!(super::runs(&[0, 3, 4, 5, 9]), "0, 3-5, 9");
+        assert_eq!(super::runs(&[3, 4]), "3-4");
+    }
 }
