@@ -60,3 +60,11 @@ fn place_reference(bencher: divan::Bencher, nodes: u32) {
         plan(&cat, &inv, Options { mode: llmgw::placement::Mode::Reference, ..Options::default() }).summary.placed
     });
 }
+
+/// Writing an inventory in each format (merge, synth and discover -o): TOML
+/// was quadratic in the node count before it was written node by node.
+#[divan::bench(args = [(1_000, DataFormat::Toml), (10_000, DataFormat::Toml), (50_000, DataFormat::Toml), (50_000, DataFormat::Json), (50_000, DataFormat::Yaml)], sample_count = 3, sample_size = 1)]
+fn write_inventory(bencher: divan::Bencher, (nodes, format): (u32, DataFormat)) {
+    let inv = common::fleet(nodes);
+    bencher.bench(|| llmgw::output::render_inventory(&inv, format).unwrap().len());
+}

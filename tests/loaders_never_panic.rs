@@ -11,8 +11,13 @@ const NAMES: &[&str] = &["x.toml", "x.yaml", "x.json"];
 fn load_all(name: &str, text: &str) {
     let src = source(name, text.to_string());
     let (_, diags) = llmgw::catalog::check(&src);
-    let _ = llmgw::inventory::load(&src);
-    let _ = llmgw::diag::render(&diags, false);
+    if let Err(inv) = llmgw::inventory::load(&src) {
+        let shown = llmgw::diag::render(&inv, false);
+        // At most 100 reports, each a bounded excerpt, whatever the input.
+        assert!(shown.len() < 400_000, "{name}: {} bytes of diagnostics", shown.len());
+    }
+    let shown = llmgw::diag::render(&diags, false);
+    assert!(shown.len() < 400_000, "{name}: {} bytes of diagnostics", shown.len());
     for d in &diags {
         let _ = d.line_col();
         // Every span points inside the text it names.
@@ -45,6 +50,36 @@ fn mutate(mut text: String, edits: Vec<(prop::sample::Index, u8, String)>) -> St
     text
 }
 
+/// Input shaped the way hostile or generated files are: one very long line,
+/// thousands of problems, aliases of aliases.
+fn hostile(kind: u8, size: usize, fanout: usize, bad: &str) -> (&'static str, String) {
+    match kind {
+        // A fleet written by json.dump: one line, a long id, a bad value.
+        0 => ("x.json", format!("{{\"node\": [{{\"id\": \"{}\", \"state\": {bad}}}]}}", "n".repeat(size))),
+        // Many wrong elements on one line.
+        1 => {
+            let peers = vec![bad; size % 3000].join(",");
+            (
+                "x.json",
+                format!(
+                    "{{\"node\": [{{\"id\": \"a\", \"gpu\": [{{\"index\": 0, \"name\": \"X\", \"nvlink_peers\": [{peers}]}}]}}]}}"
+                ),
+            )
+        }
+        // Many wrong nodes, one per line, in TOML.
+        2 => ("x.toml", "[[node]]\nid = \"a\"\nstate = 1\n".repeat(size % 2000)),
+        // Aliases of aliases in YAML, `fanout` wide.
+        _ => {
+            let mut t = format!("a0: &a0 [{}]\n", vec!["\"x\""; fanout.max(1)].join(","));
+            for i in 1..(size % 12) {
+                t.push_str(&format!("a{i}: &a{i} [{}]\n", vec![format!("*a{}", i - 1); fanout.max(1)].join(",")));
+            }
+            t.push_str("node:\n  - id: n\n    labels: *a0\n");
+            ("x.yaml", t)
+        }
+    }
+}
+
 /// Valid files in all three syntaxes, to mutate.
 fn seeds() -> Vec<(&'static str, String)> {
     let inv = llmgw::load::inventories(&[concat!(env!("CARGO_MANIFEST_DIR"), "/examples/fleet.toml")]).unwrap();
@@ -59,6 +94,17 @@ proptest! {
     #[test]
     fn arbitrary_text_never_panics(text in ".{0,400}", which in 0..3usize) {
         load_all(NAMES[which], &text);
+    }
+
+    #[test]
+    fn hostile_shapes_never_panic(
+        kind in 0..4u8,
+        size in 0..120_000usize,
+        fanout in 0..12usize,
+        bad in "\"[a-z\\\\u001b]{0,8}\"|-1|1.5|true|null|\\[\\]",
+    ) {
+        let (name, text) = hostile(kind, size, fanout, &bad);
+        load_all(name, &text);
     }
 
     #[test]
