@@ -10,7 +10,7 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("catalog.toml"), common::catalog(common::models_for(nodes))).unwrap();
     let fleet = common::fleet(nodes);
-    for (ext, f) in [("json", llmgw::cli::DataFormat::Json), ("toml", llmgw::cli::DataFormat::Toml)] {
+    for (ext, f) in [("json", llmgw::doc::Format::Json), ("toml", llmgw::doc::Format::Toml)] {
         std::fs::write(dir.join(format!("fleet.{ext}")), llmgw::output::render_inventory(&fleet, f).unwrap()).unwrap();
     }
     println!("wrote {}/catalog.toml and fleet.{{json,toml}} ({nodes} nodes)", dir.display());

@@ -5,8 +5,8 @@
 
 mod common;
 
-use llmgw::cli::DataFormat;
 use llmgw::diag::source;
+use llmgw::doc::Format;
 use llmgw::placement::{Options, plan};
 
 fn main() {
@@ -15,20 +15,20 @@ fn main() {
 
 const SIZES: &[u32] = &[1_000, 10_000, 50_000];
 
-fn inventory_text(nodes: u32, format: DataFormat) -> String {
+fn inventory_text(nodes: u32, format: Format) -> String {
     llmgw::output::render_inventory(&common::fleet(nodes), format).unwrap()
 }
 
 #[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
 fn load_json(bencher: divan::Bencher, nodes: u32) {
-    let text = inventory_text(nodes, DataFormat::Json);
-    bencher.bench(|| llmgw::inventory::load(&source("fleet.json", text.clone())).unwrap().len());
+    let text = inventory_text(nodes, Format::Json);
+    bencher.bench(|| llmgw::load::inventory_file(&source("fleet.json", text.clone())).unwrap().len());
 }
 
 #[divan::bench(args = [1_000, 10_000], sample_count = 5, sample_size = 1)]
 fn load_toml(bencher: divan::Bencher, nodes: u32) {
-    let text = inventory_text(nodes, DataFormat::Toml);
-    bencher.bench(|| llmgw::inventory::load(&source("fleet.toml", text.clone())).unwrap().len());
+    let text = inventory_text(nodes, Format::Toml);
+    bencher.bench(|| llmgw::load::inventory_file(&source("fleet.toml", text.clone())).unwrap().len());
 }
 
 #[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
@@ -63,8 +63,8 @@ fn place_reference(bencher: divan::Bencher, nodes: u32) {
 
 /// Writing an inventory in each format (merge, synth and discover -o): TOML
 /// was quadratic in the node count before it was written node by node.
-#[divan::bench(args = [(1_000, DataFormat::Toml), (10_000, DataFormat::Toml), (50_000, DataFormat::Toml), (50_000, DataFormat::Json), (50_000, DataFormat::Yaml)], sample_count = 3, sample_size = 1)]
-fn write_inventory(bencher: divan::Bencher, (nodes, format): (u32, DataFormat)) {
+#[divan::bench(args = [(1_000, Format::Toml), (10_000, Format::Toml), (50_000, Format::Toml), (50_000, Format::Json), (50_000, Format::Yaml)], sample_count = 3, sample_size = 1)]
+fn write_inventory(bencher: divan::Bencher, (nodes, format): (u32, Format)) {
     let inv = common::fleet(nodes);
     bencher.bench(|| llmgw::output::render_inventory(&inv, format).unwrap().len());
 }

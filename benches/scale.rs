@@ -28,7 +28,7 @@ fn main() {
         .iter()
         .map(|m| u64::from(m.replicas))
         .sum();
-    for (ext, format) in [("json", llmgw::cli::DataFormat::Json), ("toml", llmgw::cli::DataFormat::Toml)] {
+    for (ext, format) in [("json", llmgw::doc::Format::Json), ("toml", llmgw::doc::Format::Toml)] {
         let inv_path = dir.path().join(format!("fleet.{ext}"));
         let text = llmgw::output::render_inventory(&fleet, format).unwrap();
         std::fs::write(&inv_path, &text).unwrap();

@@ -74,13 +74,6 @@ pub enum LintFormat {
     Github,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DataFormat {
-    Toml,
-    Json,
-    Yaml,
-}
-
 #[derive(Args, Debug)]
 pub struct PlaceArgs {
     /// The catalog of models and profiles
@@ -162,7 +155,7 @@ pub struct DiscoverArgs {
     pub config: Option<PathBuf>,
     /// Output format (default: from the extension of -o, else toml)
     #[arg(long, value_enum)]
-    pub format: Option<DataFormat>,
+    pub format: Option<crate::doc::Format>,
     /// Write to this file (atomically) instead of stdout
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -216,7 +209,7 @@ pub struct MergeArgs {
     pub output: Option<PathBuf>,
     /// Output format (default: from the extension of -o, else toml)
     #[arg(long, value_enum)]
-    pub format: Option<DataFormat>,
+    pub format: Option<crate::doc::Format>,
 }
 
 #[derive(Args, Debug)]
@@ -242,7 +235,7 @@ pub struct SynthArgs {
     pub output: Option<PathBuf>,
     /// Output format (default: from the extension of -o, else toml)
     #[arg(long, value_enum)]
-    pub format: Option<DataFormat>,
+    pub format: Option<crate::doc::Format>,
 }
 
 #[derive(Args, Debug)]

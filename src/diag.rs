@@ -7,7 +7,7 @@
 use std::fmt;
 
 use crate::doc::Span;
-pub use crate::input::{Source, source};
+pub use crate::source::{Source, source};
 
 macro_rules! codes {
     ($($variant:ident => $code:literal, $what:literal;)*) => {
@@ -127,20 +127,6 @@ impl fmt::Display for Diag {
 }
 
 impl std::error::Error for Diag {}
-
-/// Whether diagnostics on stderr get colour (`--color`, `NO_COLOR`, ...).
-pub fn colour_for_stderr() -> bool {
-    use std::io::IsTerminal;
-    crate::term::colour(std::io::stderr().is_terminal())
-}
-
-/// Renders diagnostics as miette reports, in the order given: at most
-/// `PER_FILE` of each file, then a line saying how many more there are.
-/// Each report shows a bounded excerpt of its file, so the time and space
-/// it takes do not depend on the file's size or the length of its lines.
-pub fn render(diags: &[Diag], colour: bool) -> String {
-    crate::report::diagnostics::render(diags, colour)
-}
 
 /// Sorts diagnostics by file, then position, keeping the order of equal ones.
 pub fn sort(diags: &mut [Diag]) {

@@ -28,12 +28,12 @@ impl From<Span> for miette::SourceSpan {
     }
 }
 
-/// Which syntax a file is written in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which syntax a file is written in (and `--format` for inventories).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Toml,
-    Yaml,
     Json,
+    Yaml,
 }
 
 impl Format {

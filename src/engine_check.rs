@@ -5,15 +5,10 @@
 
 use std::time::Duration;
 
-use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::cli::{EngineCheckArgs, OutputFormat};
-use crate::diag::{Code, Diag, did_you_mean};
 use crate::engines::{self, Engine};
 use crate::process::{Ran, run_bounded};
-use crate::term::escape;
-use crate::{Exit, Outcome};
 
 #[cfg(test)]
 mod tests {
@@ -101,74 +96,4 @@ fn version_line(text: &str) -> Option<String> {
         b.windows(3).any(|w| w[0].is_ascii_digit() && w[1] == b'.' && w[2].is_ascii_digit())
     };
     lines().find(dotted).or_else(|| lines().next()).map(str::to_owned)
-}
-
-pub fn command(a: &EngineCheckArgs) -> Outcome {
-    let mut selected: Vec<&'static Engine> = Vec::new();
-    let mut bad = Vec::new();
-    for name in &a.engines {
-        match engines::find(name) {
-            Some(e) => {
-                if !selected.iter().any(|s| s.name == e.name) {
-                    selected.push(e)
-                }
-            }
-            None => {
-                let mut d = Diag::error(Code::UnknownEngine, format!("unknown engine `{name}`"));
-                d.help = Some(match did_you_mean(name, engines::names()) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => format!("known engines: {}", engines::names().collect::<Vec<_>>().join(", ")),
-                });
-                bad.push(d);
-            }
-        }
-    }
-    if !bad.is_empty() {
-        return Err(bad.into());
-    }
-    if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        return Err(Diag::error(
-            Code::BadArgument,
-            format!("--timeout must be a positive number of seconds, not {}", a.timeout),
-        )
-        .into());
-    }
-    let format = crate::commands::report_format(a.output.as_deref(), a.format)?;
-    let mut out = crate::output::Sink::open(a.output.as_deref())?;
-    let named = !selected.is_empty();
-    if !named {
-        selected = engines::ENGINES.iter().collect();
-    }
-    let path_env = std::env::var_os("PATH");
-    if let Some(w) = engines::SearchPath::new(path_env.as_deref()).warning() {
-        eprint!("{}", crate::diag::render(&[w], crate::diag::colour_for_stderr()));
-    }
-    let timeout = Duration::from_secs_f64(a.timeout.min(3600.0));
-    // In parallel, so six hung wrappers cost one timeout, not six.
-    let checks: Vec<Check> = selected.par_iter().map(|e| check(e, path_env.as_deref(), timeout)).collect();
-    match format {
-        OutputFormat::Json => {
-            #[derive(Serialize)]
-            struct Doc<'a> {
-                engines: &'a [Check],
-            }
-            crate::report::write_json(&mut out, &Doc { engines: &checks })?;
-        }
-        OutputFormat::Human => {
-            out.fit_width();
-            let mut t = crate::report::table(&["ENGINE", "PATH", "VERSION", "STATUS"]);
-            for c in &checks {
-                let status =
-                    if c.detail.is_empty() { c.status.to_string() } else { format!("{}: {}", c.status, c.detail) };
-                let shown = |s: &Option<String>| s.as_deref().map_or("-".into(), |s| escape(s).into_owned());
-                t.add_row(vec![c.engine.to_string(), shown(&c.path), shown(&c.version), escape(&status).into_owned()]);
-            }
-            out.human(&format!("{t}\n"))?;
-        }
-    }
-    out.finish()?;
-    // A named engine must be there and answer; of the engines looked for
-    // unasked, those found must answer.
-    let failing = checks.iter().any(|c| if named { c.status != "ok" } else { c.found && c.status != "ok" });
-    Ok(if failing { Exit::No } else { Exit::Success })
 }

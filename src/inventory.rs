@@ -178,19 +178,10 @@ const DISK_FIELDS: &[&str] = &["path", "free_bytes", "total_bytes"];
 const U32: u64 = u32::MAX as u64;
 const I64: u64 = i64::MAX as u64;
 
-/// Parses and checks one inventory file; nodes come back sorted by id, GPUs
-/// by index. Any error makes the whole file unusable.
-/// Parses and checks one inventory file; nodes come back sorted by id, GPUs
-/// by index. Any error makes the whole file unusable.
-pub fn load(src: &Source) -> Result<Vec<Node>, Vec<Diag>> {
-    if let Some(nodes) = crate::fastload::load(src) {
-        return Ok(nodes);
-    }
-    load_spanned(src)
-}
-
-/// `load` through the spanned tree: slower, and the one that says exactly
-/// what is wrong and where.
+/// Parses and checks one inventory file through the spanned tree: the path
+/// that says exactly what is wrong and where (`load::inventory_file` tries
+/// a faster one first). Nodes come back sorted by id, GPUs by index; any
+/// error makes the whole file unusable.
 pub fn load_spanned(src: &Source) -> Result<Vec<Node>, Vec<Diag>> {
     let text = src.text();
     let root = doc::parse(text, src.format()).map_err(|e| {

@@ -5,7 +5,7 @@
 
 pub mod catalog;
 pub mod cli;
-mod commands;
+pub mod commands;
 pub mod decode;
 pub mod diag;
 pub mod discovery;
@@ -13,7 +13,6 @@ pub mod doc;
 pub mod engine_check;
 pub mod engines;
 pub mod fastload;
-pub mod generate;
 pub mod input;
 pub mod inventory;
 pub mod load;
@@ -21,8 +20,10 @@ pub mod output;
 pub mod placement;
 pub mod process;
 pub mod report;
+pub mod source;
 pub mod synth;
 pub mod term;
+mod timings;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -87,7 +88,7 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> ExitCode {
     match commands::dispatch(cli.command) {
         Ok(exit) => ExitCode::from(exit as u8),
         Err(Failure::Input(diags)) => {
-            eprint!("{}", diag::render(&diags, diag::colour_for_stderr()));
+            report::diagnostics::eprint(&diags);
             ExitCode::from(Exit::BadInput as u8)
         }
         // `llmgw place ... | head` closes the pipe early: not an error.

@@ -10,6 +10,15 @@ use crate::inventory::{self, Inventory};
 
 pub use crate::input::read;
 
+/// One inventory file: the fast serde path when it is sure of the file,
+/// else the spanned path, which also says what is wrong.
+pub fn inventory_file(src: &Source) -> Result<Vec<inventory::Node>, Vec<Diag>> {
+    match crate::fastload::load(src) {
+        Some(nodes) => Ok(nodes),
+        None => inventory::load_spanned(src),
+    }
+}
+
 /// A catalog with no errors, or every error it has.
 pub fn catalog(path: &Path) -> Result<Catalog, Vec<Diag>> {
     let src = read(path).map_err(|d| vec![d])?;
@@ -34,7 +43,7 @@ pub fn inventories(paths: &[impl AsRef<Path> + Sync]) -> Result<Inventory, Vec<D
     }
     // The fast loader keeps no spans; a file it is not sure about, and any
     // failure to merge, goes through the spanned loader, on the same bytes.
-    let fast: Vec<Result<Vec<inventory::Node>, Vec<Diag>>> = srcs.par_iter().map(inventory::load).collect();
+    let fast: Vec<Result<Vec<inventory::Node>, Vec<Diag>>> = srcs.par_iter().map(inventory_file).collect();
     if fast.iter().all(Result::is_ok) {
         let files = fast.into_iter().map(|r| r.unwrap_or_default()).collect();
         if let Ok(inv) = inventory::merge(files) {

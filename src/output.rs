@@ -9,31 +9,20 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
-use crate::cli::DataFormat;
 use crate::diag::{Code, Diag};
 use crate::doc::Format;
 use crate::inventory::Inventory;
 
-impl From<Format> for DataFormat {
-    fn from(f: Format) -> Self {
-        match f {
-            Format::Toml => DataFormat::Toml,
-            Format::Json => DataFormat::Json,
-            Format::Yaml => DataFormat::Yaml,
-        }
-    }
-}
-
 /// The format an inventory is written in: `--format`, else the extension of
 /// `-o`, else TOML. A `--format` that the extension contradicts is refused:
 /// the file would not read back.
-pub fn data_format(path: Option<&Path>, flag: Option<DataFormat>) -> Result<DataFormat, Diag> {
-    let by_name = path.and_then(|p| Format::from_extension(&p.to_string_lossy())).map(DataFormat::from);
+pub fn data_format(path: Option<&Path>, flag: Option<Format>) -> Result<Format, Diag> {
+    let by_name = path.and_then(|p| Format::from_extension(&p.to_string_lossy()));
     match (flag, by_name) {
-        (Some(f), Some(n)) if f != n => Err(contradiction(path, &format!("{f:?}").to_lowercase())),
+        (Some(f), Some(n)) if f != n => Err(contradiction(path, f.name())),
         (Some(f), _) => Ok(f),
         (None, Some(n)) => Ok(n),
-        (None, None) => Ok(DataFormat::Toml),
+        (None, None) => Ok(Format::Toml),
     }
 }
 
@@ -60,9 +49,9 @@ fn contradiction(path: Option<&Path>, format: &str) -> Diag {
 /// An inventory as text. TOML is written node by node, in parallel: the
 /// toml crate's serializer takes time quadratic in the number of array
 /// entries, while each node on its own is small.
-pub fn render_inventory(inv: &Inventory, format: DataFormat) -> Result<String, String> {
+pub fn render_inventory(inv: &Inventory, format: Format) -> Result<String, String> {
     match format {
-        DataFormat::Toml => {
+        Format::Toml => {
             use rayon::prelude::*;
             #[derive(serde::Serialize)]
             struct One<'a> {
@@ -72,8 +61,8 @@ pub fn render_inventory(inv: &Inventory, format: DataFormat) -> Result<String, S
                 inv.nodes.par_iter().map(|n| toml::to_string(&One { node: [n] }).map_err(|e| e.to_string())).collect();
             Ok(parts?.join("\n"))
         }
-        DataFormat::Json => serde_json::to_string_pretty(inv).map(|s| s + "\n").map_err(|e| e.to_string()),
-        DataFormat::Yaml => {
+        Format::Json => serde_json::to_string_pretty(inv).map(|s| s + "\n").map_err(|e| e.to_string()),
+        Format::Yaml => {
             let v = serde_json::to_value(inv).map_err(|e| e.to_string())?;
             let mut out = String::new();
             yaml(&v, 0, &mut out, false);

@@ -3,8 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use crate::Outcome;
-use crate::cli::SynthArgs;
 use crate::diag::{Code, Diag, did_you_mean};
 use crate::inventory::{Allocation, Disk, Fabric, Gpu, Inventory, Node, State, normalize_class};
 
@@ -212,25 +210,4 @@ pub fn synthesize(groups: &[Group], cordoned: f64, load: f64, seed: u64, prefix:
         }
     }
     Inventory { nodes }
-}
-
-pub fn command(a: &SynthArgs) -> Outcome {
-    let mut groups = Vec::new();
-    let mut errors = Vec::new();
-    for g in &a.groups {
-        match parse_group(g) {
-            Ok(g) => groups.push(g),
-            Err(d) => errors.push(d),
-        }
-    }
-    for (flag, v) in [("--cordoned", a.cordoned), ("--load", a.load)] {
-        if !(0.0..=1.0).contains(&v) {
-            errors.push(Diag::error(Code::BadArgument, format!("{flag} must be between 0 and 1, not {v}")));
-        }
-    }
-    if !errors.is_empty() {
-        return Err(errors.into());
-    }
-    let inv = synthesize(&groups, a.cordoned, a.load, a.seed, &a.prefix);
-    crate::commands::write_inventory(&inv, a.output.as_deref(), a.format)
 }

@@ -44,6 +44,12 @@ pub fn colour(is_terminal: bool) -> bool {
     }
 }
 
+/// Whether diagnostics on stderr get colour.
+pub fn colour_for_stderr() -> bool {
+    use std::io::IsTerminal;
+    colour(std::io::stderr().is_terminal())
+}
+
 /// The width human output on stdout is fitted to: `COLUMNS` when set, else
 /// the terminal's; `None` when stdout is no terminal (a file or a pipe gets
 /// long lines whole, as a program reading them wants).

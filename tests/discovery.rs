@@ -35,7 +35,7 @@ fn machine(root: &Path, gpus: Result<Vec<GpuFacts>, String>, config: NodeConfig,
 
 fn toml_of(node: llmgw::inventory::Node) -> String {
     let inv = llmgw::inventory::Inventory { nodes: vec![node] };
-    llmgw::output::render_inventory(&inv, llmgw::cli::DataFormat::Toml).unwrap()
+    llmgw::output::render_inventory(&inv, llmgw::doc::Format::Toml).unwrap()
 }
 
 fn ib_port(root: &Path, dev: &str, port: u32, state: &str, layer: &str, gid: &str, sm_lid: &str) {
@@ -104,7 +104,7 @@ fn dgx_h100_like_node() {
     let bin = root.join("bin");
     executable(&bin.join("vllm"), "#!/bin/sh\ntouch \"$0.ran\"\nsleep 30\n");
     let (node, warnings) = discover(&machine(root, Ok(gpus), config, Some(&bin)));
-    assert!(warnings.is_empty(), "{}", llmgw::diag::render(&warnings, false));
+    assert!(warnings.is_empty(), "{}", llmgw::report::diagnostics::render(&warnings, false));
     assert!(!bin.join("vllm.ran").exists(), "discovery ran vllm");
     insta::assert_snapshot!(toml_of(node));
 }

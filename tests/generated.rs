@@ -19,10 +19,10 @@ fn check(path: &Path, want: &[u8], stale: &mut Vec<String>) {
 fn completions_and_man_pages_are_fresh() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut stale = Vec::new();
-    for (shell, file) in llmgw::generate::COMPLETION_FILES {
-        check(&root.join("completions").join(file), &llmgw::generate::completions(*shell), &mut stale);
+    for (shell, file) in llmgw::commands::generate::COMPLETION_FILES {
+        check(&root.join("completions").join(file), &llmgw::commands::generate::completions(*shell), &mut stale);
     }
-    let pages = llmgw::generate::man_pages().unwrap();
+    let pages = llmgw::commands::generate::man_pages().unwrap();
     assert!(pages.len() >= 10, "one page per command");
     for (name, bytes) in &pages {
         check(&root.join("man").join(name), bytes, &mut stale);

@@ -11,12 +11,12 @@ const NAMES: &[&str] = &["x.toml", "x.yaml", "x.json"];
 fn load_all(name: &str, text: &str) {
     let src = source(name, text.to_string());
     let (_, diags) = llmgw::catalog::check(&src);
-    if let Err(inv) = llmgw::inventory::load(&src) {
-        let shown = llmgw::diag::render(&inv, false);
+    if let Err(inv) = llmgw::load::inventory_file(&src) {
+        let shown = llmgw::report::diagnostics::render(&inv, false);
         // At most 100 reports, each a bounded excerpt, whatever the input.
         assert!(shown.len() < 400_000, "{name}: {} bytes of diagnostics", shown.len());
     }
-    let shown = llmgw::diag::render(&diags, false);
+    let shown = llmgw::report::diagnostics::render(&diags, false);
     assert!(shown.len() < 400_000, "{name}: {} bytes of diagnostics", shown.len());
     for d in &diags {
         let _ = d.line_col();
@@ -83,8 +83,8 @@ fn hostile(kind: u8, size: usize, fanout: usize, bad: &str) -> (&'static str, St
 /// Valid files in all three syntaxes, to mutate.
 fn seeds() -> Vec<(&'static str, String)> {
     let inv = llmgw::load::inventories(&[concat!(env!("CARGO_MANIFEST_DIR"), "/examples/fleet.toml")]).unwrap();
-    let json = llmgw::output::render_inventory(&inv, llmgw::cli::DataFormat::Json).unwrap();
-    let yaml = llmgw::output::render_inventory(&inv, llmgw::cli::DataFormat::Yaml).unwrap();
+    let json = llmgw::output::render_inventory(&inv, llmgw::doc::Format::Json).unwrap();
+    let yaml = llmgw::output::render_inventory(&inv, llmgw::doc::Format::Yaml).unwrap();
     vec![("x.toml", CATALOG.to_string()), ("x.toml", INVENTORY.to_string()), ("x.json", json), ("x.yaml", yaml)]
 }
 
@@ -130,8 +130,8 @@ fn seeds_are_valid_in_every_format() {
         if src.text().contains("[[model]]") {
             assert!(llmgw::catalog::check(&src).0.is_some());
         } else {
-            let nodes =
-                llmgw::inventory::load(&src).unwrap_or_else(|d| panic!("{name}: {}", llmgw::diag::render(&d, false)));
+            let nodes = llmgw::load::inventory_file(&src)
+                .unwrap_or_else(|d| panic!("{name}: {}", llmgw::report::diagnostics::render(&d, false)));
             assert_eq!(nodes.len(), 13, "{name}");
         }
     }
@@ -139,7 +139,7 @@ fn seeds_are_valid_in_every_format() {
 
 fn nodes_json(nodes: &[llmgw::inventory::Node]) -> String {
     let inv = llmgw::inventory::Inventory { nodes: nodes.to_vec() };
-    llmgw::output::render_inventory(&inv, llmgw::cli::DataFormat::Json).unwrap()
+    llmgw::output::render_inventory(&inv, llmgw::doc::Format::Json).unwrap()
 }
 
 /// Whenever the fast loader accepts a file, the spanned loader accepts it

@@ -26,7 +26,6 @@ pub use config::NodeConfig;
 use crate::diag::{Code, Diag};
 use crate::engines::ENGINES;
 use crate::inventory::{Disk, Fabric, Gpu, Node, State, normalize_class};
-use crate::{Exit, Outcome, cli};
 
 /// The machine being discovered, seam by seam.
 pub struct Machine {
@@ -222,27 +221,4 @@ fn hostname(root: &Path) -> String {
         .ok()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "localhost".to_string())
-}
-
-pub fn command(a: &cli::DiscoverArgs) -> Outcome {
-    if !(a.probe_timeout.is_finite() && a.probe_timeout > 0.0) {
-        let d = Diag::error(
-            Code::BadArgument,
-            format!("--probe-timeout must be a positive number of seconds, not {}", a.probe_timeout),
-        );
-        return Err(d.into());
-    }
-    let machine = Machine::with(&Seams {
-        root: a.root.clone(),
-        config: a.config.clone(),
-        gpu_facts: a.gpu_facts.clone(),
-        probe_timeout: Some(a.probe_timeout),
-    })?;
-    let (node, warnings) = discover(&machine);
-    if !warnings.is_empty() {
-        eprint!("{}", crate::diag::render(&warnings, crate::diag::colour_for_stderr()));
-    }
-    let inv = crate::inventory::Inventory { nodes: vec![node] };
-    crate::commands::write_inventory(&inv, a.output.as_deref(), a.format)?;
-    Ok(Exit::Success)
 }

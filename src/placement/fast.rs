@@ -17,7 +17,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
-use super::state::{Compiled, Fleet};
+use super::state::{Change, Compiled, Fleet};
 use super::{Assign, Placement};
 
 type Buckets = Vec<BTreeSet<u32>>;
@@ -115,7 +115,17 @@ impl Index {
         ix
     }
 
-    pub fn free_changed(&mut self, fleet: &Fleet<'_>, node: u32, class: u32, before: u32, after: u32) {
+    /// Moves the nodes a commit changed to their new buckets.
+    pub fn update(&mut self, fleet: &Fleet<'_>, changes: &[Change]) {
+        for c in changes {
+            if let Some((class, before, after)) = c.free {
+                self.free_changed(fleet, c.node, class, before, after);
+            }
+            self.allocs_changed(fleet, c.node, c.allocs_before);
+        }
+    }
+
+    fn free_changed(&mut self, fleet: &Fleet<'_>, node: u32, class: u32, before: u32, after: u32) {
         if fleet.state_reason(node).is_some() {
             return;
         }
@@ -129,7 +139,7 @@ impl Index {
         }
     }
 
-    pub fn allocs_changed(&mut self, fleet: &Fleet<'_>, node: u32, before: u32) {
+    fn allocs_changed(&mut self, fleet: &Fleet<'_>, node: u32, before: u32) {
         if self.by_allocs.remove(&(before, node)) {
             self.by_allocs.insert((fleet.allocs[node as usize], node));
         }

@@ -279,7 +279,10 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
             };
             match placement {
                 Ok(p) => {
-                    fleet.commit(&p, &compiled[p.profile as usize], fast.as_mut());
+                    let changes = fleet.commit(&p, &compiled[p.profile as usize]);
+                    if let Some(ix) = fast.as_mut() {
+                        ix.update(&fleet, &changes);
+                    }
                     summary.placed += 1;
                     decisions.push(Decision::Placed(p));
                 }

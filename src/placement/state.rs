@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
-use super::fast::Index;
 use super::{Placement, Reason, StateCode};
 use crate::catalog::Profile;
 use crate::inventory::{Inventory, Node};
@@ -252,10 +251,14 @@ impl<'i> Fleet<'i> {
 
     /// Records a placement: its GPUs are taken, its nodes hold one more
     /// allocation, and they host this model from now on.
-    pub fn commit(&mut self, p: &Placement, prof: &Compiled<'_>, mut index: Option<&mut Index>) {
+    /// Takes the placement's GPUs and counts its allocations, and says what
+    /// changed per node, for whoever keeps an index of free GPUs.
+    pub fn commit(&mut self, p: &Placement, prof: &Compiled<'_>) -> Vec<Change> {
+        let mut changes = Vec::with_capacity(p.nodes.len());
         for a in &p.nodes {
             let ni = a.node as usize;
             let node = self.inv.nodes.get(ni).expect("placement names a fleet node");
+            let mut free = None;
             if let Some(c) = prof.class {
                 let before = self.free_of(a.node, Some(c));
                 for &g in &a.gpus {
@@ -267,16 +270,20 @@ impl<'i> Fleet<'i> {
                 if let Some(e) = self.free[ni].iter_mut().find(|e| e.0 == c) {
                     e.1 = after;
                 }
-                if let Some(ix) = index.as_deref_mut() {
-                    ix.free_changed(self, a.node, c, before, after);
-                }
+                free = Some((c, before, after));
             }
-            let before = self.allocs[ni];
+            changes.push(Change { node: a.node, free, allocs_before: self.allocs[ni] });
             self.allocs[ni] += 1;
-            if let Some(ix) = index.as_deref_mut() {
-                ix.allocs_changed(self, a.node, before);
-            }
             self.avoid[ni] = self.stamp;
         }
+        changes
     }
+}
+
+/// What committing a placement changed on one node.
+pub struct Change {
+    pub node: u32,
+    /// The class whose free GPUs changed, and their count before and after.
+    pub free: Option<(u32, u32, u32)>,
+    pub allocs_before: u32,
 }

@@ -229,7 +229,7 @@ fn catalog_text(models: &[GenModel]) -> String {
 fn load(catalog: &str, inventory: &str) -> (Catalog, Inventory) {
     let (cat, diags) = crate::catalog::check(&source("c.toml", catalog.to_string()));
     let cat = cat.unwrap_or_else(|| panic!("generated catalog invalid: {diags:?}\n{catalog}"));
-    let nodes = crate::inventory::load(&source("i.toml", inventory.to_string()))
+    let nodes = crate::load::inventory_file(&source("i.toml", inventory.to_string()))
         .unwrap_or_else(|d| panic!("generated inventory invalid: {d:?}\n{inventory}"));
     (cat, crate::inventory::merge(vec![nodes]).unwrap())
 }

@@ -17,7 +17,7 @@ use miette::{
 
 use crate::diag::{Diag, Severity};
 use crate::doc::Span;
-use crate::input::SourceFile;
+use crate::source::SourceFile;
 use crate::term::{escape, escape_except, escaped_len};
 
 /// Reports rendered per file; the rest are counted.
@@ -30,6 +30,15 @@ const MAX_LINE: usize = 160;
 const LEAD: usize = 40;
 const WINDOW: usize = 120;
 
+/// Prints diagnostics (warnings, or why the input was unusable) on stderr.
+pub fn eprint(diags: &[Diag]) {
+    if !diags.is_empty() {
+        eprint!("{}", render(diags, crate::term::colour_for_stderr()));
+    }
+}
+
+/// Renders diagnostics as miette reports, in the order given: at most
+/// `PER_FILE` of each file, then a line saying how many more there are.
 pub fn render(diags: &[Diag], colour: bool) -> String {
     let theme = if colour { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
     let handler = GraphicalReportHandler::new_themed(theme).with_width(crate::term::stderr_width()).with_links(false);

@@ -32,6 +32,20 @@ fn severity(d: &Diag) -> &'static str {
     }
 }
 
+/// The reports, then "1 catalog: 0 errors, 2 warnings".
+pub fn human(diags: &[Diag], files: usize, colour: bool) -> String {
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    let warnings = diags.len() - errors;
+    let mut text = super::diagnostics::render(diags, colour);
+    text.push_str(&format!(
+        "{files} {}: {errors} error{}, {warnings} warning{}\n",
+        if files == 1 { "catalog" } else { "catalogs" },
+        if errors == 1 { "" } else { "s" },
+        if warnings == 1 { "" } else { "s" },
+    ));
+    text
+}
+
 pub fn json<W: std::io::Write>(out: W, diags: &[Diag]) -> std::io::Result<()> {
     let doc = LintDoc {
         diagnostics: diags

@@ -2,6 +2,7 @@
 //! output, all deterministic, none of them deciding anything.
 
 pub mod diagnostics;
+pub mod engine_check;
 pub mod explain;
 pub mod lint;
 pub mod nodes;

@@ -2,7 +2,11 @@
 //! The committed copies under completions/ and man/ are checked against
 //! these by a test; `LLMGW_REGENERATE=1 cargo test --test generated` rewrites them.
 
+use std::io::Write;
+
 use crate::cli;
+use crate::output;
+use crate::{Exit, Outcome};
 
 /// The file each shell's completions are committed as.
 pub const COMPLETION_FILES: &[(clap_complete::Shell, &str)] = &[
@@ -42,4 +46,23 @@ pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
     let mut out = Vec::new();
     walk(&cmd, "", &mut out)?;
     Ok(out)
+}
+
+pub fn completions_command(a: &cli::CompletionsArgs) -> Outcome {
+    std::io::stdout().lock().write_all(&self::completions(a.shell))?;
+    Ok(Exit::Success)
+}
+
+pub fn man_command(a: &cli::ManArgs) -> Outcome {
+    let pages = self::man_pages()?;
+    match &a.dir {
+        None => std::io::stdout().lock().write_all(&pages[0].1)?,
+        Some(dir) => {
+            std::fs::create_dir_all(dir)?;
+            for (name, bytes) in &pages {
+                output::write_file(&dir.join(name), bytes)?;
+            }
+        }
+    }
+    Ok(Exit::Success)
 }

@@ -1,0 +1,57 @@
+//! `explain-placement`: every candidate one model's replicas passed over.
+
+use super::{fleet_inventory, report_format};
+use crate::cli::{self, OutputFormat};
+use crate::diag::{Code, Diag};
+use crate::output::Sink;
+use crate::placement::{self, Options};
+use crate::report::{self, Names};
+use crate::{Exit, Outcome, load};
+
+pub fn run(a: &cli::ExplainArgs) -> Outcome {
+    let format = report_format(a.output.as_deref(), a.format)?;
+    let mut out = Sink::open(a.output.as_deref())?;
+    let catalog = load::catalog(&a.catalog)?;
+    let Some(mi) = catalog.models.iter().position(|m| m.name == a.model) else {
+        let mut d = Diag::error(Code::UnknownModel, format!("the catalog has no model `{}`", a.model));
+        d.help = Some(match crate::diag::did_you_mean(&a.model, catalog.models.iter().map(|m| m.name.as_str())) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!(
+                "its models are: {}",
+                catalog.models.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        });
+        return Err(d.into());
+    };
+    let model = &catalog.models[mi];
+    if let Some(r) = a.replica {
+        if r >= model.replicas {
+            let d = Diag::error(
+                Code::UnknownReplica,
+                format!("model `{}` has replicas 0..{}, not {r}", model.name, model.replicas),
+            )
+            .help(format!("the catalog asks for {} replica(s); pick an index below that", model.replicas));
+            return Err(d.into());
+        }
+    }
+    let inv = fleet_inventory(&a.inventory)?;
+    let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options { explain: Some(mi), ..Options::default() });
+    let names = Names { catalog: &catalog, fleet: &fleet };
+    let attempts: Vec<_> = plan.attempts.iter().filter(|at| a.replica.is_none_or(|r| r == at.replica)).collect();
+    match format {
+        OutputFormat::Json => report::explain::json(&mut out, &names, mi as u32, &attempts)?,
+        OutputFormat::Human => {
+            out.fit_width();
+            let mut text = report::explain::human(&names, &plan, mi as u32, &attempts, a.verbose);
+            if let Some(r) = a.replica {
+                if attempts.is_empty() {
+                    text.push_str(&format!("\nreplica {r} already runs; there is nothing to decide for it\n"));
+                }
+            }
+            out.human(&text)?;
+        }
+    }
+    out.finish()?;
+    let unplaced = attempts.iter().any(|at| at.placement.is_none());
+    Ok(if unplaced { Exit::No } else { Exit::Success })
+}

@@ -1,0 +1,47 @@
+//! `inventory merge` and `inventory synth`, and writing any inventory.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::cli;
+use crate::diag::{Code, Diag};
+use crate::inventory::Inventory;
+use crate::output::{self, Sink};
+use crate::{Exit, Outcome, load};
+
+pub fn merge(a: &cli::MergeArgs) -> Outcome {
+    let inv = load::inventories(&a.files)?;
+    write_inventory(&inv, a.output.as_deref(), a.format)
+}
+
+/// Prints an inventory, or writes it atomically where `-o` says.
+pub fn write_inventory(inv: &Inventory, path: Option<&Path>, format: Option<crate::doc::Format>) -> Outcome {
+    let format = output::data_format(path, format)?;
+    let text = output::render_inventory(inv, format)
+        .map_err(|e| Diag::error(Code::Io, format!("cannot write the inventory: {e}")))?;
+    let mut out = Sink::open(path)?;
+    out.write_all(text.as_bytes())?;
+    out.finish()?;
+    Ok(Exit::Success)
+}
+
+pub fn synth(a: &cli::SynthArgs) -> Outcome {
+    let mut groups = Vec::new();
+    let mut errors = Vec::new();
+    for g in &a.groups {
+        match crate::synth::parse_group(g) {
+            Ok(g) => groups.push(g),
+            Err(d) => errors.push(d),
+        }
+    }
+    for (flag, v) in [("--cordoned", a.cordoned), ("--load", a.load)] {
+        if !(0.0..=1.0).contains(&v) {
+            errors.push(Diag::error(Code::BadArgument, format!("{flag} must be between 0 and 1, not {v}")));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors.into());
+    }
+    let inv = crate::synth::synthesize(&groups, a.cordoned, a.load, a.seed, &a.prefix);
+    write_inventory(&inv, a.output.as_deref(), a.format)
+}

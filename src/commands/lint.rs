@@ -1,0 +1,52 @@
+//! `lint`: every problem of every catalog, for CI.
+
+use std::io::Write;
+
+use crate::cli::{self, LintFormat};
+use crate::diag::Severity;
+use crate::output::{self, Sink};
+use crate::report;
+use crate::{Exit, Outcome, load};
+
+pub fn run(a: &cli::LintArgs) -> Outcome {
+    let format = {
+        let name = a.format.map(|f| match f {
+            LintFormat::Human => "human",
+            LintFormat::Json => "json",
+            LintFormat::Github => "github",
+        });
+        match (output::report_is_json(a.output.as_deref(), name)?, a.format) {
+            (true, _) => LintFormat::Json,
+            (false, Some(f)) => f,
+            (false, None) => LintFormat::Human,
+        }
+    };
+    let mut out = Sink::open(a.output.as_deref())?;
+    // A fleet that cannot be read is unusable input, not a lint finding.
+    let inv = if a.inventory.is_empty() { None } else { Some(load::inventories(&a.inventory)?) };
+    let mut all = Vec::new();
+    for path in &a.catalogs {
+        let src = load::read(path)?;
+        let (cat, mut diags) = crate::catalog::check(&src);
+        if let (Some(cat), Some(inv)) = (&cat, &inv) {
+            diags.extend(crate::catalog::fleet_checks(cat, inv));
+        }
+        all.extend(diags);
+    }
+    match format {
+        LintFormat::Json => report::lint::json(&mut out, &all)?,
+        LintFormat::Github => out.write_all(report::lint::github(&all).as_bytes())?,
+        LintFormat::Human => {
+            let colour = out.is_stdout() && crate::term::colour_for_stderr();
+            let text = report::lint::human(&all, a.catalogs.len(), colour);
+            if out.is_stdout() {
+                std::io::stderr().write_all(text.as_bytes())?;
+            } else {
+                out.write_all(text.as_bytes())?;
+            }
+        }
+    }
+    out.finish()?;
+    let failing = all.iter().any(|d| d.severity == Severity::Error || a.deny_warnings);
+    Ok(if failing { Exit::No } else { Exit::Success })
+}

@@ -1,0 +1,51 @@
+//! Every command's entry point, one file per command or family: read the
+//! input, call the module that decides, hand the result to a renderer,
+//! choose the exit code. Clap's types end here; the modules below take
+//! plain settings and domain types.
+
+mod discover;
+mod engine_check;
+mod explain;
+pub mod generate;
+mod inventory;
+mod lint;
+mod nodes;
+mod place;
+
+use std::path::Path;
+
+use crate::cli::{self, Command, InventoryCommand, OutputFormat};
+use crate::diag::Diag;
+use crate::inventory::Inventory;
+use crate::{Outcome, load, output};
+
+pub fn dispatch(command: Command) -> Outcome {
+    match command {
+        Command::Discover(a) => discover::run(&a),
+        Command::Place(a) => place::run(&a),
+        Command::ExplainPlacement(a) => explain::run(&a),
+        Command::Lint(a) => lint::run(&a),
+        Command::EngineCheck(a) => engine_check::run(&a),
+        Command::Nodes(a) => nodes::run(&a),
+        Command::Inventory(InventoryCommand::Merge(a)) => inventory::merge(&a),
+        Command::Inventory(InventoryCommand::Synth(a)) => inventory::synth(&a),
+        Command::Completions(a) => generate::completions_command(&a),
+        Command::Man(a) => generate::man_command(&a),
+    }
+}
+
+/// Human or JSON, from `--format` and the name `-o` gives.
+fn report_format(path: Option<&Path>, flag: Option<OutputFormat>) -> Result<OutputFormat, Diag> {
+    let name = flag.map(|f| if f == OutputFormat::Json { "json" } else { "human" });
+    Ok(if output::report_is_json(path, name)? { OutputFormat::Json } else { OutputFormat::Human })
+}
+
+/// The fleet: the inventory files given, or this machine discovered live.
+fn fleet_inventory(flag: &cli::InventoryFlag) -> Result<Inventory, crate::Failure> {
+    if flag.inventory.is_empty() {
+        let (node, warnings) = crate::discovery::discover(&crate::discovery::Machine::local()?);
+        crate::report::diagnostics::eprint(&warnings);
+        return Ok(Inventory { nodes: vec![node] });
+    }
+    Ok(load::inventories(&flag.inventory)?)
+}

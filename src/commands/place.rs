@@ -1,0 +1,34 @@
+//! `place`: every replica of a catalog onto a fleet.
+
+use super::{fleet_inventory, report_format};
+use crate::cli::{self, OutputFormat};
+use crate::output::Sink;
+use crate::placement::{self, Options};
+use crate::report::{self, Names};
+use crate::timings::Timings;
+use crate::{Exit, Outcome, load};
+
+pub fn run(a: &cli::PlaceArgs) -> Outcome {
+    let format = report_format(a.output.as_deref(), a.format)?;
+    let mut out = Sink::open(a.output.as_deref())?;
+    let mut t = Timings::start();
+    let catalog = load::catalog(&a.catalog)?;
+    t.lap("parse catalog");
+    let inv = fleet_inventory(&a.inventory)?;
+    t.lap("parse inventory");
+    let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options::default());
+    t.lap("placement");
+    let names = Names { catalog: &catalog, fleet: &fleet };
+    match format {
+        OutputFormat::Json => report::place::json(&mut out, &names, &plan)?,
+        OutputFormat::Human => {
+            out.fit_width();
+            let text = report::place::human(&names, &plan);
+            out.human(&text)?
+        }
+    }
+    out.finish()?;
+    t.lap("output");
+    t.report();
+    Ok(if plan.summary.unplaced > 0 { Exit::No } else { Exit::Success })
+}

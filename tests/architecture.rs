@@ -1,0 +1,221 @@
+//! The shape of the source tree: no import cycle between modules, no file
+//! over 600 lines, every command's entry point under `src/commands/`.
+//!
+//! A module may use its ancestors (a child reading its parent's types is
+//! how Rust modules share); any other use is an edge, and the edges must
+//! not close a loop.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn src() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// `src/placement/fast.rs` -> `placement::fast`; `src/report/mod.rs` -> `report`.
+fn module_of(path: &Path) -> String {
+    let rel = path.strip_prefix(src()).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel.iter().map(|s| s.to_string_lossy().into_owned()).collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+/// The code of a file without comments and string contents, crudely.
+fn code(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            let l = l.split("//").next().unwrap_or("");
+            let mut out = String::new();
+            let mut in_str = false;
+            for c in l.chars() {
+                if c == '"' {
+                    in_str = !in_str;
+                } else if !in_str {
+                    out.push(c);
+                }
+            }
+            out
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn ident(s: &str) -> String {
+    s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect()
+}
+
+/// Every module path a file names: `crate::a::b`, `crate::{a, b::c}`, `super::x`.
+fn referenced(module: &str, code: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let parent: Vec<String> = module.split("::").filter(|s| !s.is_empty()).map(str::to_string).collect::<Vec<_>>();
+    let mut push_path = |base: &[String], rest: &str| {
+        let mut path = base.to_vec();
+        let mut r = rest;
+        loop {
+            let id = ident(r);
+            if id.is_empty() {
+                break;
+            }
+            path.push(id.clone());
+            r = &r[id.len()..];
+            match r.strip_prefix("::") {
+                Some(next) if !next.starts_with('{') => r = next,
+                _ => break,
+            }
+        }
+        out.push(path);
+    };
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + 7..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let inner: String = group.chars().take_while(|c| *c != '}').collect();
+            for item in inner.split(',') {
+                push_path(&[], item.trim());
+            }
+        } else {
+            push_path(&[], rest);
+        }
+    }
+    for (i, _) in code.match_indices("super::") {
+        let before = &code[..i];
+        if before.ends_with("::") {
+            continue;
+        }
+        let base = &parent[..parent.len().saturating_sub(1)];
+        let rest = &code[i + 7..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let inner: String = group.chars().take_while(|c| *c != '}').collect();
+            for item in inner.split(',') {
+                push_path(base, item.trim());
+            }
+        } else {
+            push_path(base, rest);
+        }
+    }
+    out
+}
+
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let mut all = Vec::new();
+    files(&src(), &mut all);
+    let modules: BTreeSet<String> = all.iter().map(|p| module_of(p)).collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in &all {
+        let m = module_of(f);
+        let text = code(&std::fs::read_to_string(f).unwrap());
+        let entry = edges.entry(m.clone()).or_default();
+        for path in referenced(&m, &text) {
+            // The deepest module the path names.
+            let target = (1..=path.len()).rev().map(|n| path[..n].join("::")).find(|p| modules.contains(p));
+            let Some(t) = target else { continue };
+            let ancestor = m == t || m.starts_with(&format!("{t}::")) || t.is_empty();
+            if !ancestor {
+                entry.insert(t);
+            }
+        }
+    }
+    edges
+}
+
+/// Strongly connected components with more than one module.
+fn cycles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    let reach = |from: &str| {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.to_string()];
+        while let Some(n) = stack.pop() {
+            for t in edges.get(&n).into_iter().flatten() {
+                if seen.insert(t.clone()) {
+                    stack.push(t.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reachable: BTreeMap<&String, BTreeSet<String>> = edges.keys().map(|k| (k, reach(k))).collect();
+    let mut done = BTreeSet::new();
+    let mut out = Vec::new();
+    for k in edges.keys() {
+        if done.contains(k) {
+            continue;
+        }
+        let comp: Vec<String> = edges
+            .keys()
+            .filter(|o| *o == k || (reachable[k].contains(*o) && reachable[*o].contains(k)))
+            .cloned()
+            .collect();
+        done.extend(comp.iter().cloned());
+        if comp.len() > 1 {
+            out.push(comp);
+        }
+    }
+    out
+}
+
+#[test]
+fn no_import_cycle_between_modules() {
+    let edges = graph();
+    assert!(edges.get("commands::place").is_some_and(|e| e.contains("placement")), "the scan sees imports: {edges:#?}");
+    let found = cycles(&edges);
+    let shown: Vec<String> = found
+        .iter()
+        .map(|c| {
+            let links: Vec<String> = c
+                .iter()
+                .flat_map(|a| edges[a].iter().filter(|b| c.contains(b)).map(move |b| format!("{a} -> {b}")))
+                .collect();
+            links.join(", ")
+        })
+        .collect();
+    assert!(found.is_empty(), "import cycles:\n{}", shown.join("\n"));
+}
+
+#[test]
+fn the_cycle_finder_finds_a_cycle() {
+    let mut e: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    e.insert("a".into(), ["b".to_string()].into());
+    e.insert("b".into(), ["a".to_string()].into());
+    e.insert("c".into(), ["a".to_string()].into());
+    assert_eq!(cycles(&e), vec![vec!["a".to_string(), "b".to_string()]]);
+    let refs = referenced("x::y", "use crate::{a::b, c};\nuse super::z::Q;\ncrate::d::e();");
+    assert_eq!(refs, vec![vec!["a", "b"], vec!["c"], vec!["d", "e"], vec!["x", "z", "Q"]]);
+}
+
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let mut all = Vec::new();
+    files(&src(), &mut all);
+    let long: Vec<String> = all
+        .iter()
+        .map(|f| (f, std::fs::read_to_string(f).unwrap().lines().count()))
+        .filter(|(_, n)| *n > 600)
+        .map(|(f, n)| format!("{}: {n}", f.display()))
+        .collect();
+    assert!(long.is_empty(), "{long:?}");
+}
+
+#[test]
+fn every_command_runs_from_the_commands_folder() {
+    let mut all = Vec::new();
+    files(&src(), &mut all);
+    for f in all {
+        let m = module_of(&f);
+        if m.starts_with("commands") || m == "cli" || m.is_empty() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert!(!text.contains("crate::cli::") && !text.contains("use crate::cli"), "{m} uses the clap types");
+    }
+}
