@@ -2,7 +2,7 @@
 //! GPU class, shape) each replica may be placed with.
 
 use crate::decode::{Decoder, MapEntry};
-use crate::diag::{Code, Diag, Source, did_you_mean};
+use crate::diag::{Code, Diag, Source, suggest};
 use crate::doc::{self, Span};
 use crate::engines::{self, Engine};
 use crate::inventory::normalize_class;
@@ -156,9 +156,7 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
     let class_node = t.get("gpu_class");
     let class = class_node.and_then(|n| dec.string(n, "gpu_class"));
     let gpus_node = t.get("gpus_per_node");
-    let gpus = gpus_node.map(|n| dec.int(n, "gpus_per_node"));
     let nodes_node = t.get("nodes");
-    let nodes = nodes_node.map(|n| dec.int(n, "nodes"));
     let priority_node = t.get("priority");
     let priority = priority_node.map(|n| dec.int(n, "priority"));
     let selector = t.get("node_selector").map(|n| dec.string_map(n, "node_selector"));
@@ -170,125 +168,33 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
     // A misspelt field (`gpu_clas`) should not also read as a missing one.
     let misspelt = t.finish(dec, PROFILE_FIELDS) > 0;
 
-    let mut ok = !misspelt;
     let engine_span = engine_node.map_or(span, |n| n.span);
-    let engine = match engine_name.as_deref() {
-        Some(e) => match engines::find(e) {
-            Some(engine) => Some(engine),
-            None => {
-                let help = match did_you_mean(e, engines::names()) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => format!("known engines: {}", engines::names().collect::<Vec<_>>().join(", ")),
-                };
-                dec.error(
-                    Code::UnknownEngine,
-                    engine_span,
-                    format!("unknown engine `{e}`"),
-                    "not an engine llmgw knows",
-                    Some(help),
-                );
-                None
-            }
-        },
-        None => None,
-    };
+    let engine = engine_name.and_then(|e| known_engine(dec, &e, engine_span));
+    let class_span = class_node.map_or(span, |n| n.span);
     let gpu_class = class.map(|c| normalize_class(&c));
-    if let Some(c) = &gpu_class {
-        if c.is_empty() {
-            let span = class_node.map_or(span, |n| n.span);
-            dec.error(Code::WrongType, span, "`gpu_class` is empty".into(), "no class left after normalising", None);
-            ok = false;
-        }
+    let mut ok = !misspelt;
+    if gpu_class.as_deref().is_some_and(str::is_empty) {
+        dec.error(Code::WrongType, class_span, "`gpu_class` is empty".into(), "no class left after normalising", None);
+        ok = false;
     }
     if let (Some(engine), None, false) = (engine, &gpu_class, misspelt) {
-        if !engine.cpu_capable {
-            let cpu: Vec<_> = engines::ENGINES.iter().filter(|e| e.cpu_capable).map(|e| e.name).collect();
-            dec.error(
-                Code::GpuClassRequired,
-                engine_span,
-                format!("{} needs a GPU, but this profile has no `gpu_class`", engine.name),
-                "GPU-only engine",
-                Some(format!("add `gpu_class = \"...\"`, or use a CPU-capable engine ({})", cpu.join(", "))),
-            );
-            ok = false;
-        }
+        ok &= gpu_engine_has_class(dec, engine, engine_span);
     }
-    let nodes = match (nodes, nodes_node) {
-        (None, _) => Some(1),
-        (Some(Some(n)), Some(node)) if !(1..=MAX_NODES as i64).contains(&n) => {
-            dec.error(
-                Code::NodesRange,
-                node.span,
-                format!("`nodes` must be between 1 and {MAX_NODES}, found {n}"),
-                "out of range",
-                Some("a replica spans at least one node".into()),
-            );
-            None
-        }
-        (Some(n), _) => n.map(|n| n as u32),
+    let nodes = match nodes_node {
+        Some(n) => dec.int(n, "nodes").and_then(|v| nodes_in_range(dec, v, n.span)),
+        None => Some(1),
     };
-    let gpus_per_node = match (gpus, gpus_node) {
-        _ if gpu_class.is_none() => {
-            // Ignored for a CPU-only profile, but a negative number is still
-            // a typo worth pointing at.
-            if let (Some(Some(g)), Some(node)) = (gpus, gpus_node) {
-                if g < 0 {
-                    dec.error(
-                        Code::GpusPerNodeRange,
-                        node.span,
-                        format!("`gpus_per_node` must not be negative, found {g}"),
-                        "out of range",
-                        None,
-                    );
-                    ok = false;
-                }
-            }
-            Some(0)
+    let gpus_per_node = match gpus_node {
+        Some(n) => {
+            dec.int(n, "gpus_per_node").and_then(|v| gpus_in_range(dec, v, n.span, gpu_class.is_some(), &mut ok))
         }
-        (None, _) => Some(1),
-        (Some(Some(g)), Some(node)) if !(1..=MAX_GPUS_PER_NODE as i64).contains(&g) => {
-            dec.error(
-                Code::GpusPerNodeRange,
-                node.span,
-                format!("`gpus_per_node` must be between 1 and {MAX_GPUS_PER_NODE} on a GPU profile, found {g}"),
-                "out of range",
-                Some("omit `gpu_class` for a CPU-only profile instead".into()),
-            );
-            None
-        }
-        (Some(g), _) => g.map(|g| g as u32),
+        None => Some(u32::from(gpu_class.is_some())),
     };
     let node_selector = match selector {
         None => Some(Vec::new()),
         Some(None) => None,
-        Some(Some(entries)) => {
-            for MapEntry { key, key_span, value, value_span } in &entries {
-                let bad = if key.is_empty() {
-                    Some((*key_span, "empty label key"))
-                } else if value.is_empty() {
-                    Some((*value_span, "empty label value"))
-                } else {
-                    None
-                };
-                if let Some((s, what)) = bad {
-                    dec.error(
-                        Code::EmptyLabel,
-                        s,
-                        format!("node_selector has an {what}"),
-                        what,
-                        Some("a selector entry needs a key and a value: `zone = \"a\"`".into()),
-                    );
-                    ok = false;
-                }
-            }
-            let mut sel: Vec<_> = entries.into_iter().map(|e| (e.key, e.value)).collect();
-            sel.sort();
-            Some(sel)
-        }
+        Some(Some(entries)) => selector_entries(dec, entries, &mut ok),
     };
-    let min_memory_gb = min_memory.unwrap_or(Some(0));
-    let min_disk_gb = min_disk.unwrap_or(Some(0));
-    let priority = priority.unwrap_or(Some(0));
     if !ok {
         return None;
     }
@@ -298,21 +204,115 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         engine: engine?,
         engine_span,
         gpu_class,
-        class_span: class_node.map_or(span, |n| n.span),
+        class_span,
         gpus_per_node: gpus_per_node?,
         nodes: nodes?,
-        priority: priority?,
+        priority: priority.unwrap_or(Some(0))?,
         priority_span: priority_node.map_or(span, |n| n.span),
         node_selector: node_selector?,
-        min_memory_gb: min_memory_gb?,
-        min_disk_gb: min_disk_gb?,
+        min_memory_gb: min_memory.unwrap_or(Some(0))?,
+        min_disk_gb: min_disk.unwrap_or(Some(0))?,
         min_disk_span: disk_node.map_or(span, |n| n.span),
         source: source.or_else(|| model_source.map(str::to_owned)),
     })
 }
 
-/// Checks across models and profiles: duplicates, and the warnings that need
-/// the whole catalog.
+/// The engine a catalog names, or a report that llmgw knows no such engine.
+fn known_engine(dec: &mut Decoder, name: &str, span: Span) -> Option<&'static engines::Engine> {
+    let found = engines::find(name);
+    if found.is_none() {
+        let help = suggest(name, engines::names(), "known engines");
+        dec.error(
+            Code::UnknownEngine,
+            span,
+            format!("unknown engine `{name}`"),
+            "not an engine llmgw knows",
+            Some(help),
+        );
+    }
+    found
+}
+
+/// A GPU-only engine needs a `gpu_class`; false (and a report) when missing.
+fn gpu_engine_has_class(dec: &mut Decoder, engine: &engines::Engine, span: Span) -> bool {
+    if engine.cpu_capable {
+        return true;
+    }
+    let cpu: Vec<_> = engines::ENGINES.iter().filter(|e| e.cpu_capable).map(|e| e.name).collect();
+    dec.error(
+        Code::GpuClassRequired,
+        span,
+        format!("{} needs a GPU, but this profile has no `gpu_class`", engine.name),
+        "GPU-only engine",
+        Some(format!("add `gpu_class = \"...\"`, or use a CPU-capable engine ({})", cpu.join(", "))),
+    );
+    false
+}
+
+fn nodes_in_range(dec: &mut Decoder, n: i64, span: Span) -> Option<u32> {
+    if (1..=MAX_NODES as i64).contains(&n) {
+        return Some(n as u32);
+    }
+    dec.error(
+        Code::NodesRange,
+        span,
+        format!("`nodes` must be between 1 and {MAX_NODES}, found {n}"),
+        "out of range",
+        Some("a replica spans at least one node".into()),
+    );
+    None
+}
+
+/// `gpus_per_node` of a GPU profile; on a CPU-only one it is ignored (0),
+/// but a negative number is still a typo worth pointing at.
+fn gpus_in_range(dec: &mut Decoder, g: i64, span: Span, gpu: bool, ok: &mut bool) -> Option<u32> {
+    if !gpu {
+        if g < 0 {
+            let message = format!("`gpus_per_node` must not be negative, found {g}");
+            dec.error(Code::GpusPerNodeRange, span, message, "out of range", None);
+            *ok = false;
+        }
+        return Some(0);
+    }
+    if (1..=MAX_GPUS_PER_NODE as i64).contains(&g) {
+        return Some(g as u32);
+    }
+    dec.error(
+        Code::GpusPerNodeRange,
+        span,
+        format!("`gpus_per_node` must be between 1 and {MAX_GPUS_PER_NODE} on a GPU profile, found {g}"),
+        "out of range",
+        Some("omit `gpu_class` for a CPU-only profile instead".into()),
+    );
+    None
+}
+
+/// A node selector, sorted by key; an empty key or value is reported.
+fn selector_entries(dec: &mut Decoder, entries: Vec<MapEntry>, ok: &mut bool) -> Option<Vec<(String, String)>> {
+    for MapEntry { key, key_span, value, value_span } in &entries {
+        let bad = if key.is_empty() {
+            Some((*key_span, "empty label key"))
+        } else if value.is_empty() {
+            Some((*value_span, "empty label value"))
+        } else {
+            None
+        };
+        if let Some((s, what)) = bad {
+            dec.error(
+                Code::EmptyLabel,
+                s,
+                format!("node_selector has an {what}"),
+                what,
+                Some("a selector entry needs a key and a value: `zone = \"a\"`".into()),
+            );
+            *ok = false;
+        }
+    }
+    let mut sel: Vec<_> = entries.into_iter().map(|e| (e.key, e.value)).collect();
+    sel.sort();
+    Some(sel)
+}
+
 fn cross_checks(dec: &mut Decoder, models: &[Model]) {
     let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
     for m in models {
@@ -398,13 +398,10 @@ pub fn fleet_checks(cat: &Catalog, inv: &crate::inventory::Inventory) -> Vec<Dia
             if let Some(class) = &p.gpu_class {
                 match most_per_class.get(class.as_str()) {
                     None => {
-                        let help = match did_you_mean(class, most_per_class.keys().copied()) {
-                            Some(s) => format!("did you mean `{s}`?"),
-                            None if most_per_class.is_empty() => "the inventory has no GPUs at all".to_string(),
-                            None => format!(
-                                "the inventory's classes are: {}",
-                                most_per_class.keys().copied().collect::<Vec<_>>().join(", ")
-                            ),
+                        let help = if most_per_class.is_empty() {
+                            "the inventory has no GPUs at all".to_string()
+                        } else {
+                            suggest(class, most_per_class.keys().copied(), "the inventory's classes are")
                         };
                         out.push(
                             Diag::warning(

@@ -1,7 +1,7 @@
 //! Reading the spanned document tree into typed values, collecting every
 //! problem as a diagnostic instead of stopping at the first.
 
-use crate::diag::{Code, Diag, Source, did_you_mean};
+use crate::diag::{Code, Diag, Source, suggest};
 use crate::doc::{Entry, Node, Span, Value};
 
 pub struct Decoder {
@@ -273,10 +273,7 @@ impl<'v, 'a> Table<'v, 'a> {
             if *used || known.contains(&e.key.as_ref()) {
                 continue;
             }
-            let help = match did_you_mean(&e.key, known.iter().copied()) {
-                Some(k) => format!("did you mean `{k}`?"),
-                None => format!("the fields of a {} are: {}", self.what, known.join(", ")),
-            };
+            let help = suggest(&e.key, known.iter().copied(), &format!("the fields of a {} are", self.what));
             dec.error(
                 Code::UnknownField,
                 e.key_span,

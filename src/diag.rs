@@ -14,16 +14,12 @@ macro_rules! codes {
         /// Stable diagnostic codes. Scripts and CI filters match on these, so a
         /// code, once published, keeps its meaning.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum Code { $($variant),* }
+        pub enum Code { $(#[doc = $what] $variant),* }
 
         impl Code {
             pub const ALL: &'static [Code] = &[$(Code::$variant),*];
             pub fn as_str(self) -> &'static str {
                 match self { $(Code::$variant => $code),* }
-            }
-            /// One line on what the check is for.
-            pub fn description(self) -> &'static str {
-                match self { $(Code::$variant => $what),* }
             }
         }
     };
@@ -133,6 +129,18 @@ pub fn sort(diags: &mut [Diag]) {
     diags.sort_by(|a, b| (a.file(), a.primary().map(|s| s.start)).cmp(&(b.file(), b.primary().map(|s| s.start))));
 }
 
+/// The help for a name that is not one of `known`: "did you mean `x`?" for
+/// a near miss, else `{intro}: a, b, c`.
+pub fn suggest<'a, I>(given: &str, known: I, intro: &str) -> String
+where
+    I: IntoIterator<Item = &'a str> + Clone,
+{
+    match did_you_mean(given, known.clone()) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => format!("{intro}: {}", known.into_iter().collect::<Vec<_>>().join(", ")),
+    }
+}
+
 /// The closest of `known` to `given`, when it is close enough to be a typo.
 pub fn did_you_mean<'a, I: IntoIterator<Item = &'a str>>(given: &str, known: I) -> Option<&'a str> {
     let given_l = given.to_ascii_lowercase();
@@ -154,7 +162,6 @@ mod tests {
         for c in Code::ALL {
             assert!(seen.insert(c.as_str()), "duplicate code {}", c.as_str());
             assert!(c.as_str().starts_with("llmgw::"));
-            assert!(!c.description().is_empty());
         }
     }
 

@@ -209,7 +209,7 @@ fn json_node(v: jsonc_parser::ast::Value<'_>) -> Node<'_> {
             } else if n.value.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
                 Value::Other("an integer out of range")
             } else {
-                n.value.parse::<f64>().map(Value::Float).unwrap_or(Value::Other("a number"))
+                n.value.parse::<f64>().map_or(Value::Other("a number"), Value::Float)
             };
             (n.range, value)
         }
@@ -267,6 +267,42 @@ impl CharToByte {
 enum Frame<'a> {
     Seq { start: Span, anchor: usize, items: Vec<Node<'a>>, weight: usize },
     Map { start: Span, anchor: usize, entries: Vec<Entry<'a>>, key: Option<(Cow<'a, str>, Span)>, weight: usize },
+}
+
+impl<'a> Frame<'a> {
+    /// Adds a finished value to the sequence or mapping being built: an item,
+    /// a mapping's next key, or the value for the key before it.
+    fn add(&mut self, node: Node<'a>, weight: usize) -> Result<(), SyntaxError> {
+        match self {
+            Frame::Seq { items, weight: w, .. } => {
+                *w = w.saturating_add(weight);
+                items.push(node);
+            }
+            Frame::Map { entries, key, weight: w, .. } => match key.take() {
+                None => {
+                    let k = match node.value {
+                        Value::Str(s) => s,
+                        Value::Int(i) => Cow::Owned(i.to_string()),
+                        Value::Bool(b) => Cow::Owned(b.to_string()),
+                        Value::Float(f) => Cow::Owned(f.to_string()),
+                        Value::Null => Cow::Borrowed(""),
+                        other => {
+                            return Err(SyntaxError {
+                                message: format!("a mapping key must be a plain value, not {}", other.kind()),
+                                span: node.span,
+                            });
+                        }
+                    };
+                    *key = Some((k, node.span));
+                }
+                Some((k, key_span)) => {
+                    *w = w.saturating_add(weight).saturating_add(weight_of(key_span));
+                    entries.push(Entry { key: k, key_span, value: node });
+                }
+            },
+        }
+        Ok(())
+    }
 }
 
 /// How far aliases may grow a YAML document: at most this many times its
@@ -364,32 +400,7 @@ fn parse_yaml(text: &str) -> Result<Node<'_>, SyntaxError> {
         }
         match stack.last_mut() {
             None => root = Some(node),
-            Some(Frame::Seq { items, weight: w, .. }) => {
-                *w = w.saturating_add(weight);
-                items.push(node);
-            }
-            Some(Frame::Map { entries, key, weight: w, .. }) => match key.take() {
-                None => {
-                    let k = match node.value {
-                        Value::Str(s) => s,
-                        Value::Int(i) => Cow::Owned(i.to_string()),
-                        Value::Bool(b) => Cow::Owned(b.to_string()),
-                        Value::Float(f) => Cow::Owned(f.to_string()),
-                        Value::Null => Cow::Borrowed(""),
-                        other => {
-                            return Err(SyntaxError {
-                                message: format!("a mapping key must be a plain value, not {}", other.kind()),
-                                span: node.span,
-                            });
-                        }
-                    };
-                    *key = Some((k, node.span));
-                }
-                Some((k, key_span)) => {
-                    *w = w.saturating_add(weight).saturating_add(weight_of(key_span));
-                    entries.push(Entry { key: k, key_span, value: node });
-                }
-            },
+            Some(parent) => parent.add(node, weight)?,
         }
     }
     Ok(root.unwrap_or(Node { span: Span::new(0, 0), value: Value::Null }))
@@ -498,13 +509,14 @@ mod tests {
 
     #[test]
     fn yaml_aliases_may_not_grow_a_document_tenfold() {
+        use std::fmt::Write as _;
         let mut laughs =
             String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
         for (prev, name) in
             ["a", "b", "c", "d", "e", "f", "g", "h"].iter().zip(["b", "c", "d", "e", "f", "g", "h", "i"])
         {
             let refs = vec![format!("*{prev}"); 9].join(",");
-            laughs.push_str(&format!("{name}: &{name} [{refs}]\n"));
+            let _ = writeln!(laughs, "{name}: &{name} [{refs}]");
         }
         let e = parse(&laughs, Format::Yaml).unwrap_err();
         assert!(e.message.contains("aliases expand"), "{e:?}");

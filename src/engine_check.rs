@@ -3,6 +3,7 @@
 //! of its own, and the group is killed at the timeout — a wrapper script that
 //! starts a server instead of printing a version cannot hang it.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -48,7 +49,7 @@ pub fn check(e: &Engine, path_env: Option<&std::ffi::OsStr>, timeout: Duration) 
     let (Some(path), Some(program)) = (found_at, program) else {
         let mut why = format!("{} is not on PATH", e.binaries.join(" or "));
         if let Some(m) = e.python_module {
-            why.push_str(&format!(", and python3 finds no {m} module"));
+            let _ = write!(why, ", and python3 finds no {m} module");
         }
         return missing(why);
     };

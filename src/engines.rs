@@ -161,7 +161,7 @@ pub fn find(name: &str) -> Option<&'static Engine> {
     ENGINES.iter().find(|e| e.name == name)
 }
 
-pub fn names() -> impl Iterator<Item = &'static str> {
+pub fn names() -> impl Iterator<Item = &'static str> + Clone {
     ENGINES.iter().map(|e| e.name)
 }
 

@@ -309,11 +309,13 @@ mod tests {
 
     #[test]
     fn toml_in_pieces_reads_what_the_whole_file_reads() {
+        use std::fmt::Write as _;
         let mut text = String::from("# a fleet\n\n");
         for i in 0..150 {
-            text.push_str(&format!(
+            let _ = write!(
+                text,
                 "[[node]]\nid = \"n{i:03}\"\nlabels = {{ zone = \"a\" }}\n[[node.gpu]]\nindex = 0\nname = \"x\"\n\n"
-            ));
+            );
         }
         let pieces = toml_nodes(&text).unwrap();
         let whole = toml::from_str::<RawInventory>(&text).unwrap().node;

@@ -135,9 +135,6 @@ impl Node {
     pub fn holds(&self, source: &str) -> bool {
         self.weights.as_ref().is_some_and(|w| w.iter().any(|s| s == source))
     }
-    pub fn reports_disk(&self) -> bool {
-        self.disk.as_ref().is_some_and(|d| d.total_bytes > 0)
-    }
     pub fn gpu_position(&self, index: u32) -> Option<usize> {
         self.gpus.binary_search_by_key(&index, |g| g.index).ok()
     }
@@ -261,11 +258,7 @@ fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
         Some(n) => dec.string(n, "state").and_then(|s| {
             let st = State::parse(&s);
             if st.is_none() {
-                let names: Vec<_> = State::ALL.iter().map(|s| s.as_str()).collect();
-                let help = match crate::diag::did_you_mean(&s, names.iter().copied()) {
-                    Some(k) => format!("did you mean `{k}`?"),
-                    None => format!("a node is one of: {}", names.join(", ")),
-                };
+                let help = crate::diag::suggest(&s, State::ALL.iter().map(|s| s.as_str()), "a node is one of");
                 dec.error(Code::UnknownState, n.span, format!("unknown node state `{s}`"), "unknown state", Some(help));
             }
             st
@@ -317,7 +310,7 @@ fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
         labels,
         memory_total_mb: memory_total_mb.and_then(|m| m).unwrap_or(0),
         engines,
-        weights: weights.map(|w| w.unwrap_or_default()),
+        weights: weights.map(std::option::Option::unwrap_or_default),
         disk: disk.flatten(),
         gpus: Vec::new(),
         fabrics: fabrics.into_iter().map(|(f, _)| f).collect(),

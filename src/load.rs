@@ -45,7 +45,7 @@ pub fn inventories(paths: &[impl AsRef<Path> + Sync]) -> Result<Inventory, Vec<D
     // failure to merge, goes through the spanned loader, on the same bytes.
     let fast: Vec<Result<Vec<inventory::Node>, Vec<Diag>>> = srcs.par_iter().map(inventory_file).collect();
     if fast.iter().all(Result::is_ok) {
-        let files = fast.into_iter().map(|r| r.unwrap_or_default()).collect();
+        let files = fast.into_iter().map(std::result::Result::unwrap_or_default).collect();
         if let Ok(inv) = inventory::merge(files) {
             return Ok(inv);
         }

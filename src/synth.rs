@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::diag::{Code, Diag, did_you_mean};
+use crate::diag::{Code, Diag, suggest};
 use crate::inventory::{Allocation, Disk, Fabric, Gpu, Inventory, Node, State, normalize_class};
 
 /// A kind of machine: what one node of it has.
@@ -97,9 +97,7 @@ pub fn parse_group(s: &str) -> Result<Group, Diag> {
     let head = parts.next().unwrap_or("");
     let (shape_name, rest) = head.split_once(':').ok_or_else(|| bad("no `:COUNT`".into()))?;
     let shape = SHAPES.iter().find(|sh| sh.name == shape_name).ok_or_else(|| {
-        let names: Vec<_> = SHAPES.iter().map(|s| s.name).collect();
-        let hint = did_you_mean(shape_name, names.iter().copied())
-            .map_or_else(|| format!("shapes are {}", names.join(", ")), |n| format!("did you mean `{n}`?"));
+        let hint = suggest(shape_name, SHAPES.iter().map(|s| s.name), "shapes are");
         bad(format!("unknown shape `{shape_name}` ({hint})"))
     })?;
     let (count, fabric) = match rest.split_once('@') {

@@ -1,6 +1,7 @@
 //! Hostile and unlucky input: each test pins a defect found by trying
 //! llmgw as an attacker or an unlucky user would, and is named after it.
 
+use std::fmt::Write as _;
 mod common;
 use common::*;
 
@@ -71,7 +72,7 @@ fn yaml_billion_laughs_is_refused() {
     let mut text = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
     let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"];
     for w in names.windows(2) {
-        text.push_str(&format!("{}: &{} [{}]\n", w[1], w[1], vec![format!("*{}", w[0]); 9].join(",")));
+        let _ = writeln!(text, "{}: &{} [{}]", w[1], w[1], vec![format!("*{}", w[0]); 9].join(","));
     }
     text.push_str("node: []\n");
     let f = write(dir.path(), "laughs.yaml", &text);

@@ -3,6 +3,7 @@
 
 use llmgw::diag::source;
 use proptest::prelude::*;
+use std::fmt::Write as _;
 
 const CATALOG: &str = include_str!("../catalog/fleet.toml");
 const INVENTORY: &str = include_str!("../examples/fleet.toml");
@@ -72,7 +73,7 @@ fn hostile(kind: u8, size: usize, fanout: usize, bad: &str) -> (&'static str, St
         _ => {
             let mut t = format!("a0: &a0 [{}]\n", vec!["\"x\""; fanout.max(1)].join(","));
             for i in 1..(size % 12) {
-                t.push_str(&format!("a{i}: &a{i} [{}]\n", vec![format!("*a{}", i - 1); fanout.max(1)].join(",")));
+                let _ = writeln!(t, "a{i}: &a{i} [{}]", vec![format!("*a{}", i - 1); fanout.max(1)].join(","));
             }
             t.push_str("node:\n  - id: n\n    labels: *a0\n");
             ("x.yaml", t)

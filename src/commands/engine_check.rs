@@ -6,7 +6,7 @@ use std::time::Duration;
 use rayon::prelude::*;
 
 use crate::cli::{EngineCheckArgs, OutputFormat};
-use crate::diag::{Code, Diag, did_you_mean};
+use crate::diag::{Code, Diag, suggest};
 use crate::engine_check::{Check, check};
 use crate::engines::{self, Engine};
 use crate::output::Sink;
@@ -25,10 +25,7 @@ pub fn run(a: &EngineCheckArgs) -> Outcome {
             }
             None => {
                 let mut d = Diag::error(Code::UnknownEngine, format!("unknown engine `{name}`"));
-                d.help = Some(match did_you_mean(name, engines::names()) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => format!("known engines: {}", engines::names().collect::<Vec<_>>().join(", ")),
-                });
+                d.help = Some(suggest(name, engines::names(), "known engines"));
                 bad.push(d);
             }
         }

@@ -7,6 +7,7 @@ use crate::output::Sink;
 use crate::placement::{self, Options};
 use crate::report::{self, Names};
 use crate::{Exit, Outcome, load};
+use std::fmt::Write as _;
 
 pub fn run(a: &cli::ExplainArgs) -> Outcome {
     let format = report_format(a.output.as_deref(), a.format)?;
@@ -14,13 +15,7 @@ pub fn run(a: &cli::ExplainArgs) -> Outcome {
     let catalog = load::catalog(&a.catalog)?;
     let Some(mi) = catalog.models.iter().position(|m| m.name == a.model) else {
         let mut d = Diag::error(Code::UnknownModel, format!("the catalog has no model `{}`", a.model));
-        d.help = Some(match crate::diag::did_you_mean(&a.model, catalog.models.iter().map(|m| m.name.as_str())) {
-            Some(s) => format!("did you mean `{s}`?"),
-            None => format!(
-                "its models are: {}",
-                catalog.models.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")
-            ),
-        });
+        d.help = Some(crate::diag::suggest(&a.model, catalog.models.iter().map(|m| m.name.as_str()), "its models are"));
         return Err(d.into());
     };
     let model = &catalog.models[mi];
@@ -45,7 +40,7 @@ pub fn run(a: &cli::ExplainArgs) -> Outcome {
             let mut text = report::explain::human(&names, &plan, mi as u32, &attempts, a.verbose);
             if let Some(r) = a.replica {
                 if attempts.is_empty() {
-                    text.push_str(&format!("\nreplica {r} already runs; there is nothing to decide for it\n"));
+                    let _ = write!(text, "\nreplica {r} already runs; there is nothing to decide for it\n");
                 }
             }
             out.human(&text)?;

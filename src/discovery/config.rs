@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::decode::Decoder;
-use crate::diag::{Code, Diag, did_you_mean};
+use crate::diag::{Code, Diag, suggest};
 use crate::doc;
 use crate::inventory::State;
 
@@ -96,7 +96,7 @@ pub fn parse(src: &crate::diag::Source) -> Result<NodeConfig, Vec<Diag>> {
         if let Some(n) = t.get("engines") {
             for e in dec.string_map(n, "engines").unwrap_or_default() {
                 if crate::engines::find(&e.key).is_none() {
-                    let help = did_you_mean(&e.key, crate::engines::names()).map(|s| format!("did you mean `{s}`?"));
+                    let help = Some(suggest(&e.key, crate::engines::names(), "known engines"));
                     dec.error(
                         Code::UnknownEngine,
                         e.key_span,

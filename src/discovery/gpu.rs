@@ -98,7 +98,7 @@ impl GpuSource for Nvml {
             out.push(GpuFacts {
                 index: dev.index().unwrap_or(i),
                 name: dev.name().unwrap_or_else(|_| "unknown".into()),
-                memory_mb: dev.memory_info().map(|m| m.total >> 20).unwrap_or(0),
+                memory_mb: dev.memory_info().map_or(0, |m| m.total >> 20),
                 uuid: dev.uuid().ok(),
                 pci_bus_id: dev.pci_info().ok().map(|p| p.bus_id),
                 mig,

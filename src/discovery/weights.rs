@@ -21,7 +21,7 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<String>) {
         return;
     };
     let mut entries: Vec<_> = entries.flatten().collect();
-    entries.sort_by_key(|e| e.file_name());
+    entries.sort_by_key(std::fs::DirEntry::file_name);
     let names: Vec<String> = entries.iter().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     if depth > 0 && names.iter().any(|n| n == "config.json") && names.iter().any(|n| n.ends_with(".safetensors")) {
         out.push(relative(root, dir));

@@ -18,7 +18,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
 use super::state::{Change, Compiled, Fleet};
-use super::{Assign, Placement};
+use super::{Assign, Placement, rank};
 
 type Buckets = Vec<BTreeSet<u32>>;
 
@@ -207,7 +207,7 @@ impl Index {
         if prof.cpu_only() {
             // Weight holders first; among them, and then among everyone, the
             // fewest allocations, then node order.
-            let rank = |n: u32| (fleet.allocs[n as usize], n);
+            let rank = |n: u32| rank::spread(fleet.allocs[n as usize], n);
             let holder = p.holders.iter().copied().filter(|&n| usable(n)).min_by_key(|&n| rank(n));
             let node = match holder {
                 Some(n) => n,
@@ -223,7 +223,7 @@ impl Index {
                 .filter(|&n| usable(n))
                 .map(|n| (fleet.free_of(n, Some(class)), n))
                 .filter(|&(free, _)| free >= want)
-                .min()
+                .min_by_key(|&(free, n)| rank::best_fit(free, n))
                 .map(|(_, n)| n)
         };
         let node = match best_of(&mut p.holders.iter().copied()) {
@@ -251,6 +251,8 @@ impl Index {
             } else {
                 let class = p.class?;
                 let Some(buckets) = self.by_fabric_class.get(&(f, class)) else { continue };
+                // Buckets from the most free down, each in node order: the
+                // order of `rank::emptiest`, without sorting.
                 chosen.extend(
                     buckets
                         .iter()

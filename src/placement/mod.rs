@@ -187,14 +187,29 @@ pub struct Options {
     pub mode: Mode,
     /// Explain this model (index into the catalog) and stop after it.
     pub explain: Option<usize>,
-    /// Keep rejections for unplaced replicas (`place` does; a caller that
-    /// only wants the decisions can skip the work).
-    pub keep_rejections: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { mode: Mode::Fast, explain: None, keep_rejections: true }
+        Options { mode: Mode::Fast, explain: None }
+    }
+}
+
+/// The orders candidates are taken in, one definition for both paths
+/// (docs/placement.md). Weight holders go first in single-node pools; ties
+/// always fall to node order.
+pub(crate) mod rank {
+    /// CPU-only: spread, fewest allocations first.
+    pub fn spread(allocs: u32, node: u32) -> (u32, u32) {
+        (allocs, node)
+    }
+    /// One node with GPUs: best fit, the fewest free GPUs of the class.
+    pub fn best_fit(free: u32, node: u32) -> (u32, u32) {
+        (free, node)
+    }
+    /// The nodes of a multi-node replica: the emptiest first.
+    pub fn emptiest(free: u32, node: u32) -> (std::cmp::Reverse<u32>, u32) {
+        (std::cmp::Reverse(free), node)
     }
 }
 
@@ -271,10 +286,8 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
                 let index = fast.as_mut().expect("fast mode has an index");
                 match index.place(&fleet, &compiled, &order, &mut failed, mi as u32, replica) {
                     Some(p) => Ok(p),
-                    None if opts.keep_rejections => {
-                        Err(reference::attempt(&fleet, &compiled, &order, mi as u32, replica).rejections)
-                    }
-                    None => Err(Vec::new()),
+                    // Why it failed is asked only now, of the literal path.
+                    None => Err(reference::attempt(&fleet, &compiled, &order, mi as u32, replica).rejections),
                 }
             };
             match placement {

@@ -3,7 +3,7 @@
 //! the fast path is held to, and the record `explain-placement` prints.
 
 use super::state::{Compiled, Fleet};
-use super::{Assign, Attempt, Placement, Pool, PoolTally, Reason, Rejection};
+use super::{Assign, Attempt, Placement, Pool, PoolTally, Reason, Rejection, rank};
 
 /// One replica, profile by profile in `order`, recording every rejection and
 /// how many nodes qualified in each pool.
@@ -80,14 +80,14 @@ fn single(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, out: &mut Attempt) -> Op
     if p.profile.cpu_only() {
         // Nothing to pack, so spread: two CPU replicas on one machine fight
         // over the same cores, and no GPU allocation stops them.
-        cands.sort_by_key(|c| fleet.allocs[c.0 as usize]);
+        cands.sort_by_key(|c| rank::spread(fleet.allocs[c.0 as usize], c.0));
         weights_first(fleet, p, &mut cands);
         return Some((None, vec![Assign { node: cands[0].0, gpus: Vec::new() }]));
     }
     // Best fit: the fullest node that still fits keeps whole nodes free for
     // models that cannot be split. Weights beat packing: moving tens of
     // gigabytes costs more than an imperfectly packed node.
-    cands.sort_by_key(|c| c.1);
+    cands.sort_by_key(|c| rank::best_fit(c.1, c.0));
     weights_first(fleet, p, &mut cands);
     let node = cands[0].0;
     let class = p.class.expect("a GPU candidate has free GPUs of a known class");
@@ -113,7 +113,7 @@ fn multi(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, out: &mut Attempt) -> Opt
         }
         // The emptiest nodes: a replica spanning nodes is the least movable
         // thing in the fleet, so it gets the cleanest machines.
-        cands.sort_by_key(|c| std::cmp::Reverse(c.1));
+        cands.sort_by_key(|c| rank::emptiest(c.1, c.0));
         let nodes = cands[..want as usize]
             .iter()
             .map(|&(node, _)| Assign {

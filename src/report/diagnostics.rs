@@ -8,7 +8,7 @@
 //! the real line and column numbers kept. The cost of a report depends on
 //! the excerpt, not on the file.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use miette::{
     Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents, SourceCode,
@@ -64,11 +64,12 @@ pub fn render(diags: &[Diag], colour: bool) -> String {
     for (file, count) in shown {
         if let (Some(file), true) = (file, count > PER_FILE) {
             let more = count - PER_FILE;
-            out.push_str(&format!(
-                "  and {more} more {} in {} (the first {PER_FILE} are shown)\n\n",
+            let _ = writeln!(
+                out,
+                "  and {more} more {} in {} (the first {PER_FILE} are shown)\n",
                 if more == 1 { "problem" } else { "problems" },
                 escape(file)
-            ));
+            );
         }
     }
     out

@@ -1,6 +1,7 @@
 //! `lint` output: miette reports, a JSON list, or GitHub annotations.
 
 use serde::Serialize;
+use std::fmt::Write as _;
 
 use crate::diag::{Diag, Severity};
 
@@ -37,12 +38,13 @@ pub fn human(diags: &[Diag], files: usize, colour: bool) -> String {
     let errors = diags.iter().filter(|d| d.is_error()).count();
     let warnings = diags.len() - errors;
     let mut text = super::diagnostics::render(diags, colour);
-    text.push_str(&format!(
-        "{files} {}: {errors} error{}, {warnings} warning{}\n",
+    let _ = writeln!(
+        text,
+        "{files} {}: {errors} error{}, {warnings} warning{}",
         if files == 1 { "catalog" } else { "catalogs" },
         if errors == 1 { "" } else { "s" },
         if warnings == 1 { "" } else { "s" },
-    ));
+    );
     text
 }
 
@@ -90,7 +92,7 @@ pub fn github(diags: &[Diag]) -> String {
             message.push('\n');
             message.push_str(h);
         }
-        out.push_str(&format!("::{} {}::{}\n", severity(d), props.join(","), escape_data(&message)));
+        let _ = writeln!(out, "::{} {}::{}", severity(d), props.join(","), escape_data(&message));
     }
     out
 }
