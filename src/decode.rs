@@ -234,7 +234,53 @@ pub struct MapEntry {
     pub value_span: Span,
 }
 
+/// A field that was present but could not be used; its diagnostic is
+/// already recorded.
+#[derive(Clone, Copy, Debug)]
+pub struct Invalid;
+
+/// An optional field: `Ok(None)` when absent, `Err(Invalid)` when present
+/// but unusable.
+pub type Field<T> = Result<Option<T>, Invalid>;
+
 impl<'v, 'a> Table<'v, 'a> {
+    /// An optional field, read by `read` when present.
+    pub fn optional<T>(
+        &mut self,
+        dec: &mut Decoder,
+        key: &str,
+        read: impl FnOnce(&mut Decoder, &'v Node<'a>) -> Option<T>,
+    ) -> Field<T> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(n) => read(dec, n).map(Some).ok_or(Invalid),
+        }
+    }
+
+    /// A required field, read by `read`; absent is an error.
+    pub fn required<T>(
+        &mut self,
+        dec: &mut Decoder,
+        key: &str,
+        read: impl FnOnce(&mut Decoder, &'v Node<'a>) -> Option<T>,
+    ) -> Option<T> {
+        let n = self.require(dec, key)?;
+        read(dec, n)
+    }
+
+    /// An array of tables, each read by `item`; the items that could be read
+    /// (the others have said why).
+    pub fn list<T>(
+        &mut self,
+        dec: &mut Decoder,
+        key: &str,
+        mut item: impl FnMut(&mut Decoder, &'v Node<'a>) -> Option<T>,
+    ) -> Vec<T> {
+        let Some(n) = self.get(key) else { return Vec::new() };
+        let Some(items) = dec.array(n, key) else { return Vec::new() };
+        items.iter().filter_map(|i| item(dec, i)).collect()
+    }
+
     /// The value of `key`, if the table has it.
     pub fn get(&mut self, key: &str) -> Option<&'v Node<'a>> {
         let i = self.entries.iter().position(|e| e.key == key)?;

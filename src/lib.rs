@@ -12,7 +12,6 @@ pub mod discovery;
 pub mod doc;
 pub mod engine_check;
 pub mod engines;
-pub mod fastload;
 pub mod input;
 pub mod inventory;
 pub mod load;

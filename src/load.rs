@@ -13,7 +13,7 @@ pub use crate::input::read;
 /// One inventory file: the fast serde path when it is sure of the file,
 /// else the spanned path, which also says what is wrong.
 pub fn inventory_file(src: &Source) -> Result<Vec<inventory::Node>, Vec<Diag>> {
-    match crate::fastload::load(src) {
+    match inventory::load_fast(src) {
         Some(nodes) => Ok(nodes),
         None => inventory::load_spanned(src),
     }

@@ -147,7 +147,7 @@ fn nodes_json(nodes: &[llmgw::inventory::Node]) -> String {
 /// too and reads the same fleet; the fast loader never says yes alone.
 fn fast_agrees(name: &str, text: &str) -> Result<(), TestCaseError> {
     let src = source(name, text.to_string());
-    if let Some(fast) = llmgw::fastload::load(&src) {
+    if let Some(fast) = llmgw::inventory::load_fast(&src) {
         let spanned = llmgw::inventory::load_spanned(&src);
         prop_assert!(spanned.is_ok(), "fast path accepted what the spanned path rejects:\n{text}\n{:?}", spanned.err());
         prop_assert_eq!(nodes_json(&fast), nodes_json(&spanned.unwrap()));
@@ -184,7 +184,7 @@ fn fast_loader_defers_what_only_the_spanned_path_can_judge() {
     ];
     for text in cases {
         let src = source("x.json", text.to_string());
-        assert!(llmgw::fastload::load(&src).is_none(), "{text}");
+        assert!(llmgw::inventory::load_fast(&src).is_none(), "{text}");
         assert!(llmgw::inventory::load_spanned(&src).is_err(), "{text}");
     }
 }

@@ -1,5 +1,5 @@
 //! The happy path for big inventories: JSON and TOML deserialised straight
-//! into the inventory's types, with no spanned tree in between.
+//! into the field structs (`fields.rs`), with no spanned tree in between.
 //!
 //! A 10,000-node JSON inventory loads several times faster this way and in a
 //! fraction of the memory. It only ever says yes or "not sure": anything it
@@ -9,133 +9,12 @@
 //! where. Tests hold the two to the same answer on every file this path
 //! accepts.
 
-use std::collections::BTreeMap;
-use std::fmt;
-
-use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
-
+use super::check::{AllocPart, GpuPart, check_allocations, check_gpus};
+use super::fields::{RawInventory, RawNode};
+use super::{Allocation, Disk, Fabric, Gpu, Node, State, normalize_class};
+use crate::decode::Decoder;
 use crate::diag::Source;
 use crate::doc::{Format, Span};
-use crate::inventory::{Allocation, Disk, Fabric, Gpu, Node, State, normalize_class};
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawInventory {
-    #[serde(default)]
-    node: Vec<RawNode>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawNode {
-    id: String,
-    #[serde(default, deserialize_with = "some")]
-    state: Option<String>,
-    #[serde(default)]
-    labels: UniqueMap,
-    #[serde(default)]
-    memory_total_mb: u64,
-    #[serde(default)]
-    engines: UniqueMap,
-    #[serde(default, deserialize_with = "some")]
-    weights: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "some")]
-    disk: Option<RawDisk>,
-    #[serde(default)]
-    gpu: Vec<RawGpu>,
-    #[serde(default)]
-    fabric: Vec<RawFabric>,
-    #[serde(default)]
-    allocation: Vec<RawAlloc>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawDisk {
-    #[serde(default)]
-    path: String,
-    #[serde(default)]
-    free_bytes: u64,
-    #[serde(default)]
-    total_bytes: u64,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawGpu {
-    index: u32,
-    name: String,
-    #[serde(default)]
-    memory_mb: u64,
-    #[serde(default, deserialize_with = "some")]
-    uuid: Option<String>,
-    #[serde(default, deserialize_with = "some")]
-    pci_bus_id: Option<String>,
-    #[serde(default, deserialize_with = "some")]
-    mig: Option<bool>,
-    #[serde(default, deserialize_with = "some")]
-    class: Option<String>,
-    /// u32 like a GPU index: a larger number is no GPU of the node, and
-    /// fails here so the spanned path can say so.
-    #[serde(default)]
-    nvlink_peers: Vec<u32>,
-    #[serde(default = "yes")]
-    healthy: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawFabric {
-    name: String,
-    #[serde(default)]
-    hcas: Vec<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawAlloc {
-    model: String,
-    replica: u32,
-    #[serde(default)]
-    gpus: Vec<u32>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-/// Present means a value: `null` is refused, as the spanned path refuses it.
-fn some<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
-    T::deserialize(d).map(Some)
-}
-
-/// A string-to-string table that refuses a key given twice (serde's maps
-/// keep the last silently).
-#[derive(Default)]
-struct UniqueMap(BTreeMap<String, String>);
-
-impl<'de> Deserialize<'de> for UniqueMap {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = UniqueMap;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a table of strings")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<UniqueMap, A::Error> {
-                let mut out = BTreeMap::new();
-                while let Some((k, v)) = m.next_entry::<String, String>()? {
-                    if out.insert(k, v).is_some() {
-                        return Err(de::Error::custom("duplicate key"));
-                    }
-                }
-                Ok(UniqueMap(out))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
 
 const MAX: u64 = i64::MAX as u64;
 
@@ -214,7 +93,7 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
         Some(s) => State::parse(&s)?,
     };
     let in_range = |v: u64| v <= MAX;
-    if n.id.is_empty() || !in_range(n.memory_total_mb) {
+    if n.id.is_empty() || !in_range(n.memory_total_mb) || n.fabric.iter().any(|f| f.name.is_empty()) {
         return None;
     }
     if let Some(d) = &n.disk {
@@ -238,51 +117,30 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
                 class
             }
         };
-        gpus.push((
-            Gpu {
-                index: g.index,
-                name: g.name,
-                memory_mb: g.memory_mb,
-                uuid: g.uuid,
-                pci_bus_id: g.pci_bus_id,
-                mig: g.mig,
-                class_override: g.class,
-                class,
-                nvlink_peers: Vec::new(),
-                healthy: g.healthy,
-            },
-            g.nvlink_peers,
-        ));
+        let gpu = Gpu {
+            index: g.index,
+            name: g.name,
+            memory_mb: g.memory_mb,
+            uuid: g.uuid,
+            pci_bus_id: g.pci_bus_id,
+            mig: g.mig,
+            class_override: g.class,
+            class,
+            nvlink_peers: Vec::new(),
+            healthy: g.healthy,
+        };
+        let peers = g.nvlink_peers.into_iter().map(|p| (u64::from(p), Span::default())).collect();
+        gpus.push(GpuPart { gpu, index_span: Span::default(), peers });
     }
-    gpus.sort_by_key(|g| g.0.index);
-    if gpus.windows(2).any(|w| w[0].0.index == w[1].0.index) {
-        return None;
-    }
-    let has = |i: u32| gpus.binary_search_by_key(&i, |g| g.0.index).is_ok();
-    for (_, peers) in &gpus {
-        if !peers.iter().all(|&p| has(p)) {
-            return None;
-        }
-    }
-    let mut taken = std::collections::BTreeSet::new();
-    let mut allocations = Vec::with_capacity(n.allocation.len());
-    for a in n.allocation {
-        if !a.gpus.iter().all(|&g| has(g) && taken.insert(g)) {
-            return None;
-        }
-        allocations.push(Allocation { model: a.model, replica: a.replica, gpus: a.gpus });
-    }
-    if n.fabric.iter().any(|f| f.name.is_empty()) {
-        return None;
-    }
-    let gpus = gpus
+    let allocations = n
+        .allocation
         .into_iter()
-        .map(|(mut g, peers)| {
-            g.nvlink_peers = peers;
-            g
+        .map(|a| AllocPart {
+            alloc: Allocation { model: a.model, replica: a.replica, gpus: Vec::new() },
+            gpus: a.gpus.into_iter().map(|g| (u64::from(g), Span::default())).collect(),
         })
         .collect();
-    Some(Node {
+    let mut node = Node {
         id: n.id,
         state,
         labels: n.labels.0,
@@ -290,13 +148,18 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
         engines: n.engines.0,
         weights: n.weights,
         disk: n.disk.map(|d| Disk { path: d.path, free_bytes: d.free_bytes, total_bytes: d.total_bytes }),
-        gpus,
+        gpus: Vec::new(),
         fabrics: n.fabric.into_iter().map(|f| Fabric { name: f.name, hcas: f.hcas }).collect(),
-        allocations,
+        allocations: Vec::new(),
         // No spans on this path; a message that needs one reloads the file
         // on the spanned path first.
         origin: Some((src.clone(), Span::default())),
-    })
+    };
+    // The same checks as the spanned path; any finding means "not sure".
+    let mut dec = Decoder::new(src.clone());
+    check_gpus(&mut dec, &mut node, gpus);
+    check_allocations(&mut dec, &mut node, allocations);
+    dec.diags.is_empty().then_some(node)
 }
 
 #[cfg(test)]

@@ -1,0 +1,177 @@
+//! The spanned loader: an inventory read from the spanned tree, every
+//! problem reported with where it is.
+
+use super::check::{AllocPart, GpuPart, U32, check_allocations, check_gpus};
+use super::fields::{self, RawAlloc, RawDisk, RawFabric, RawGpu, RawInventory, RawNode};
+use super::{Allocation, Disk, Fabric, Gpu, Node, State, duplicate_node, normalize_class};
+use crate::decode::Decoder;
+use crate::diag::{Code, Diag, Source};
+use crate::doc;
+
+const I64: u64 = i64::MAX as u64;
+
+/// Parses and checks one inventory file through the spanned tree: the path
+/// that says exactly what is wrong and where (`load::inventory_file` tries
+/// a faster one first). Nodes come back sorted by id, GPUs by index; any
+/// error makes the whole file unusable.
+pub fn load_spanned(src: &Source) -> Result<Vec<Node>, Vec<Diag>> {
+    let text = src.text();
+    let root = doc::parse(text, src.format()).map_err(|e| {
+        vec![
+            Diag::error(Code::Syntax, format!("{} is not a valid inventory: {}", src.name(), e.message))
+                .at(src, e.span, "here")
+                .help("fix the syntax, then run again"),
+        ]
+    })?;
+    let mut dec = Decoder::new(src.clone());
+    let mut nodes = Vec::new();
+    // An empty YAML document is an empty inventory, as an empty TOML file is.
+    let empty = matches!(root.value, doc::Value::Null);
+    if let Some(mut t) = if empty { None } else { dec.table(&root, "inventory") } {
+        if let Some(list) = t.get("node") {
+            if let Some(items) = dec.array(list, "node") {
+                nodes.reserve(items.len());
+                for item in items {
+                    if let Some(n) = node(&mut dec, item) {
+                        nodes.push(n);
+                    }
+                }
+            }
+        }
+        t.finish(&mut dec, fields::names::<RawInventory>());
+    }
+    if dec.diags.is_empty() {
+        nodes.sort_by(|a, b| a.id.cmp(&b.id));
+        for w in nodes.windows(2) {
+            if w[0].id == w[1].id {
+                dec.push(duplicate_node(&w[1], &w[0]));
+            }
+        }
+    }
+    if dec.diags.is_empty() {
+        Ok(nodes)
+    } else {
+        let mut d = dec.diags;
+        crate::diag::sort(&mut d);
+        Err(d)
+    }
+}
+
+fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
+    let mut t = dec.table(item, "node")?;
+    let before = dec.diags.len();
+    let id_node = t.require(dec, "id");
+    let id = id_node.and_then(|n| dec.string(n, "id"));
+    let id_span = id_node.map_or(t.span, |n| n.span);
+    if id.as_deref() == Some("") {
+        dec.error(Code::EmptyNodeId, id_span, "a node's id is empty".into(), "empty id", None);
+    }
+    let state = t.optional(dec, "state", |dec, n| {
+        let s = dec.string(n, "state")?;
+        super::check::state(dec, &s, n.span)
+    });
+    let labels = t.optional(dec, "labels", |dec, n| dec.string_map(n, "labels"));
+    let memory_total_mb = t.optional(dec, "memory_total_mb", |dec, n| dec.uint(n, "memory_total_mb", I64));
+    let engines = t.optional(dec, "engines", |dec, n| dec.string_map(n, "engines"));
+    let weights = t.optional(dec, "weights", |dec, n| dec.string_list(n, "weights"));
+    let disk = t.optional(dec, "disk", disk);
+    let gpus = t.list(dec, "gpu", gpu);
+    let fabrics = t.list(dec, "fabric", fabric);
+    let allocations = t.list(dec, "allocation", allocation);
+    t.finish(dec, fields::names::<RawNode>());
+    // Keep going after a problem with a field, so the GPU and allocation
+    // checks below still report theirs: every problem at once.
+    let pairs =
+        |m: Option<Vec<crate::decode::MapEntry>>| m.unwrap_or_default().into_iter().map(|e| (e.key, e.value)).collect();
+    let mut n = Node {
+        id: id.unwrap_or_default(),
+        state: state.ok().flatten().unwrap_or(State::Ready),
+        labels: pairs(labels.ok().flatten()),
+        memory_total_mb: memory_total_mb.ok().flatten().unwrap_or(0),
+        engines: pairs(engines.ok().flatten()),
+        weights: weights.unwrap_or(Some(Vec::new())),
+        disk: disk.ok().flatten(),
+        gpus: Vec::new(),
+        fabrics,
+        allocations: Vec::new(),
+        origin: Some((dec.src.clone(), id_span)),
+    };
+    check_gpus(dec, &mut n, gpus);
+    check_allocations(dec, &mut n, allocations);
+    (dec.diags.len() == before).then_some(n)
+}
+
+fn gpu(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<GpuPart> {
+    let mut t = dec.table(item, "gpu")?;
+    let index_node = t.require(dec, "index");
+    let index = index_node.and_then(|n| dec.uint(n, "index", U32));
+    let name = t.required(dec, "name", |dec, n| dec.string(n, "name"));
+    let memory = t.optional(dec, "memory_mb", |dec, n| dec.uint(n, "memory_mb", I64));
+    let uuid = t.optional(dec, "uuid", |dec, n| dec.string(n, "uuid"));
+    let pci = t.optional(dec, "pci_bus_id", |dec, n| dec.string(n, "pci_bus_id"));
+    let mig = t.optional(dec, "mig", |dec, n| dec.boolean(n, "mig"));
+    let class = t.optional(dec, "class", |dec, n| dec.string(n, "class"));
+    let peers = t.optional(dec, "nvlink_peers", |dec, n| dec.uint_list(n, "nvlink_peers", I64));
+    let healthy = t.optional(dec, "healthy", |dec, n| dec.boolean(n, "healthy"));
+    let span = t.span;
+    t.finish(dec, fields::names::<RawGpu>());
+    let name = name?;
+    let class_override = class.ok()?;
+    let class = normalize_class(class_override.as_deref().unwrap_or(&name));
+    Some(GpuPart {
+        gpu: Gpu {
+            index: index? as u32,
+            name,
+            memory_mb: memory.ok()?.unwrap_or(0),
+            uuid: uuid.ok()?,
+            pci_bus_id: pci.ok()?,
+            mig: mig.ok()?,
+            class_override,
+            class,
+            nvlink_peers: Vec::new(),
+            healthy: healthy.ok()?.unwrap_or(true),
+        },
+        index_span: index_node.map_or(span, |n| n.span),
+        peers: peers.ok()?.unwrap_or_default(),
+    })
+}
+
+fn fabric(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Fabric> {
+    let mut t = dec.table(item, "fabric")?;
+    let name_node = t.require(dec, "name");
+    let name = name_node.and_then(|n| dec.string(n, "name"));
+    let hcas = t.optional(dec, "hcas", |dec, n| dec.string_list(n, "hcas"));
+    let span = t.span;
+    t.finish(dec, fields::names::<RawFabric>());
+    if name.as_deref() == Some("") {
+        let at = name_node.map_or(span, |n| n.span);
+        dec.error(Code::MissingField, at, "a fabric's name is empty".into(), "empty", None);
+        return None;
+    }
+    Some(Fabric { name: name?, hcas: hcas.ok()?.unwrap_or_default() })
+}
+
+fn allocation(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<AllocPart> {
+    let mut t = dec.table(item, "allocation")?;
+    let model = t.required(dec, "model", |dec, n| dec.string(n, "model"));
+    let replica = t.required(dec, "replica", |dec, n| dec.uint(n, "replica", U32));
+    let gpus = t.optional(dec, "gpus", |dec, n| dec.uint_list(n, "gpus", I64));
+    t.finish(dec, fields::names::<RawAlloc>());
+    Some(AllocPart {
+        alloc: Allocation { model: model?, replica: replica? as u32, gpus: Vec::new() },
+        gpus: gpus.ok()?.unwrap_or_default(),
+    })
+}
+
+fn disk(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Disk> {
+    let mut t = dec.table(item, "disk")?;
+    let path = t.optional(dec, "path", |dec, n| dec.string(n, "path"));
+    let free = t.optional(dec, "free_bytes", |dec, n| dec.uint(n, "free_bytes", I64));
+    let total = t.optional(dec, "total_bytes", |dec, n| dec.uint(n, "total_bytes", I64));
+    t.finish(dec, fields::names::<RawDisk>());
+    Some(Disk {
+        path: path.ok()?.unwrap_or_default(),
+        free_bytes: free.ok()?.unwrap_or(0),
+        total_bytes: total.ok()?.unwrap_or(0),
+    })
+}

@@ -1,0 +1,225 @@
+//! Inventories: the nodes of a fleet, their GPUs, fabrics, engines, and what
+//! already runs on them. `discover` prints this form; `place` reads it.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::diag::{Code, Diag, Source};
+use crate::doc::Span;
+
+mod check;
+mod decode;
+mod fast;
+mod fields;
+
+pub use decode::load_spanned;
+pub use fast::load as load_fast;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Ready,
+    Cordoned,
+    Draining,
+    Down,
+}
+
+impl State {
+    pub const ALL: [State; 4] = [State::Ready, State::Cordoned, State::Draining, State::Down];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Ready => "ready",
+            State::Cordoned => "cordoned",
+            State::Draining => "draining",
+            State::Down => "down",
+        }
+    }
+    pub fn parse(s: &str) -> Option<State> {
+        State::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+    pub fn schedulable(self) -> bool {
+        self == State::Ready
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Inventory {
+    #[serde(rename = "node")]
+    pub nodes: Vec<Node>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Node {
+    pub id: String,
+    pub state: State,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub memory_total_mb: u64,
+    /// Engine -> version ("" when only its presence is known). Empty means
+    /// the node does not report engines (an older agent): never a reason to
+    /// reject it.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub engines: BTreeMap<String, String>,
+    /// `None`: the node never looked for weights; `Some([])`: it looked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk: Option<Disk>,
+    #[serde(rename = "gpu", skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<Gpu>,
+    #[serde(rename = "fabric", skip_serializing_if = "Vec::is_empty")]
+    pub fabrics: Vec<Fabric>,
+    #[serde(rename = "allocation", skip_serializing_if = "Vec::is_empty")]
+    pub allocations: Vec<Allocation>,
+    /// Where the node was defined, for messages about it.
+    #[serde(skip)]
+    pub origin: Option<(Source, Span)>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_true(v: &bool) -> bool {
+    *v
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Disk {
+    pub path: String,
+    pub free_bytes: u64,
+    pub total_bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Gpu {
+    pub index: u32,
+    pub name: String,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub memory_mb: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pci_bus_id: Option<String>,
+    /// MIG mode, when the GPU supports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mig: Option<bool>,
+    /// The class as written in the file (an override), if any.
+    #[serde(rename = "class", skip_serializing_if = "Option::is_none")]
+    pub class_override: Option<String>,
+    /// Normalised class: the override's, else the name's.
+    #[serde(skip)]
+    pub class: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nvlink_peers: Vec<u32>,
+    #[serde(skip_serializing_if = "is_true")]
+    pub healthy: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Fabric {
+    pub name: String,
+    pub hcas: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Allocation {
+    pub model: String,
+    pub replica: u32,
+    pub gpus: Vec<u32>,
+}
+
+impl Node {
+    pub fn fabric(&self, name: &str) -> Option<&Fabric> {
+        self.fabrics.iter().find(|f| f.name == name)
+    }
+    pub fn reports_engines(&self) -> bool {
+        !self.engines.is_empty()
+    }
+    /// Whether the node is known to hold these weights.
+    pub fn holds(&self, source: &str) -> bool {
+        self.weights.as_ref().is_some_and(|w| w.iter().any(|s| s == source))
+    }
+    pub fn gpu_position(&self, index: u32) -> Option<usize> {
+        self.gpus.binary_search_by_key(&index, |g| g.index).ok()
+    }
+}
+
+/// GPU class normalisation (SPEC §3): lower-case; every run of characters
+/// other than `a-z0-9.` becomes `-`; leading/trailing `-` dropped; a leading
+/// `nvidia-` dropped. So NVML's "NVIDIA H100 80GB HBM3", GPU Feature
+/// Discovery's "NVIDIA-H100-80GB-HBM3" and "h100-80gb-hbm3" are one class.
+pub fn normalize_class(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut dash = false;
+    for c in raw.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' {
+            if dash && !out.is_empty() {
+                out.push('-');
+            }
+            dash = false;
+            out.push(c);
+        } else {
+            dash = true;
+        }
+    }
+    match out.strip_prefix("nvidia-") {
+        Some(rest) => rest.to_string(),
+        None => out,
+    }
+}
+
+/// The error for a node id defined twice, with both places named.
+pub fn duplicate_node(again: &Node, first: &Node) -> Diag {
+    let mut d = Diag::error(Code::DuplicateNode, format!("node `{}` is defined twice", again.id))
+        .help("node ids must be unique across every inventory given: remove or rename one");
+    if let Some((src, span)) = &again.origin {
+        d = d.at(src, *span, "defined again here");
+        if let Some((fsrc, fspan)) = &first.origin {
+            if fsrc.name() == src.name() {
+                d = d.label(*fspan, "first defined here");
+            } else {
+                let (line, col) = fsrc.line_col(fspan.start);
+                d.message = format!("node `{}` is defined in both {} and {}", again.id, fsrc.name(), src.name());
+                d.help = Some(format!(
+                    "first defined at {}:{line}:{col}; a node id must appear in only one file",
+                    fsrc.name()
+                ));
+            }
+        }
+    }
+    d
+}
+
+/// Joins nodes from several files into one inventory, sorted by id. A node id
+/// seen in two files is an error naming both.
+pub fn merge(files: Vec<Vec<Node>>) -> Result<Inventory, Vec<Diag>> {
+    let mut nodes: Vec<Node> = files.into_iter().flatten().collect();
+    // Stable: of two nodes with one id, the one from the earlier file stays first.
+    nodes.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut diags = Vec::new();
+    for w in nodes.windows(2) {
+        if w[0].id == w[1].id {
+            diags.push(duplicate_node(&w[1], &w[0]));
+        }
+    }
+    if diags.is_empty() { Ok(Inventory { nodes }) } else { Err(diags) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_normalise_per_spec() {
+        assert_eq!(normalize_class("NVIDIA H100 80GB HBM3"), "h100-80gb-hbm3");
+        assert_eq!(normalize_class("NVIDIA A100-SXM4-80GB"), "a100-sxm4-80gb");
+        assert_eq!(normalize_class("NVIDIA-H100-80GB-HBM3"), "h100-80gb-hbm3");
+        assert_eq!(normalize_class("h100-80gb-hbm3"), "h100-80gb-hbm3");
+        assert_eq!(normalize_class("  --NVIDIA L40S--  "), "l40s");
+        assert_eq!(normalize_class("Tesla V100-SXM2-16GB (rev 1.0)"), "tesla-v100-sxm2-16gb-rev-1.0");
+        assert_eq!(normalize_class("nvidia"), "nvidia");
+    }
+}
