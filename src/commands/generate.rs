@@ -1,6 +1,6 @@
 //! Shell completions and man pages, generated from the clap definitions.
 //! The committed copies under completions/ and man/ are checked against
-//! these by a test; `LLMGW_REGENERATE=1 cargo test --test generated` rewrites them.
+//! these by a test; `LLMGW_REGENERATE=1 cargo test --test it generated` rewrites them.
 
 use std::io::Write;
 

@@ -1,0 +1,168 @@
+//! The commands on the shipped examples, as a new user would run them.
+
+use crate::common::*;
+
+const CATALOG: &str = "catalog/fleet.toml";
+const FLEET: &str = "examples/fleet.toml";
+
+#[test]
+fn place_human_on_the_examples() {
+    let out = run(&["place", CATALOG, "--inventory", FLEET]);
+    assert_eq!(code(&out), 1, "the example fleet leaves two replicas unplaced on purpose");
+    insta::assert_snapshot!(transcript(&out));
+}
+
+#[test]
+fn place_json_on_the_examples() {
+    let out = run(&["place", CATALOG, "--inventory", FLEET, "--format", "json"]);
+    assert_eq!(code(&out), 1);
+    insta::assert_snapshot!(stdout(&out));
+}
+
+#[test]
+fn explain_an_unplaced_replica() {
+    let out = run(&["explain-placement", CATALOG, "--model", "deepseek-v3", "--inventory", FLEET]);
+    assert_eq!(code(&out), 1);
+    insta::assert_snapshot!(transcript(&out));
+}
+
+#[test]
+fn explain_a_placed_model_verbose() {
+    let out = run(&["explain-placement", CATALOG, "--model", "llama-3.1-70b", "--inventory", FLEET, "--verbose"]);
+    assert_eq!(code(&out), 0);
+    insta::assert_snapshot!(transcript(&out));
+}
+
+#[test]
+fn explain_one_replica_json() {
+    let out = run(&[
+        "explain-placement",
+        CATALOG,
+        "--model",
+        "llama-3.1-405b",
+        "--replica",
+        "1",
+        "--inventory",
+        FLEET,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&out), 1);
+    let v = json(&out);
+    assert_eq!(v["model"], "llama-3.1-405b");
+    assert_eq!(v["replicas"].as_array().unwrap().len(), 1);
+    assert_eq!(v["replicas"][0]["replica"], 1);
+    assert!(v["replicas"][0]["placement"].is_null());
+    // The explanation agrees with what `place` says of the same replica.
+    let plan = json(&run(&["place", CATALOG, "--inventory", FLEET, "--format", "json"]));
+    let unplaced = plan["unplaced"].as_array().unwrap().iter().find(|u| u["model"] == "llama-3.1-405b").unwrap();
+    assert_eq!(unplaced["rejections"], v["replicas"][0]["rejections"]);
+}
+
+#[test]
+fn explain_replica_out_of_range_is_bad_input() {
+    let out = run(&["explain-placement", CATALOG, "--model", "deepseek-v3", "--replica", "5", "--inventory", FLEET]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+}
+
+#[test]
+fn nodes_table_and_json() {
+    let out = run(&["nodes", "--inventory", FLEET]);
+    assert_eq!(code(&out), 0);
+    insta::assert_snapshot!(stdout(&out));
+    let v = json(&run(&["nodes", "--inventory", FLEET, "--format", "json"]));
+    let h1 = &v["nodes"].as_array().unwrap().iter().find(|n| n["id"] == "gpu-h100-01").unwrap()["gpus"][0];
+    assert_eq!(h1["free"], 4);
+    assert_eq!(h1["total"], 8);
+}
+
+#[test]
+fn merge_round_trips_through_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = json(&run(&["nodes", "--inventory", FLEET, "--format", "json"]));
+    for ext in ["toml", "json", "yaml"] {
+        let path = dir.path().join(format!("fleet.{ext}"));
+        let out = run(&["inventory", "merge", FLEET, "-o", path.to_str().unwrap()]);
+        assert_eq!(code(&out), 0, "{}", transcript(&out));
+        let again = json(&run(&["nodes", "--inventory", path.to_str().unwrap(), "--format", "json"]));
+        assert_eq!(again, base, "{ext}");
+        let plan = run(&["place", CATALOG, "--inventory", path.to_str().unwrap(), "--format", "json"]);
+        let first = run(&["place", CATALOG, "--inventory", FLEET, "--format", "json"]);
+        assert_eq!(stdout(&plan), stdout(&first), "{ext}");
+    }
+}
+
+#[test]
+fn several_inventories_merge_for_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.toml", "[[node]]\nid = \"a\"\nengines = { \"llama.cpp\" = \"\" }\n");
+    let b = write(dir.path(), "b.json", "{\"node\": [{\"id\": \"b\"}]}");
+    let cat = write(
+        dir.path(),
+        "c.yaml",
+        "model:\n  - name: m\n    replicas: 2\n    profile:\n      - name: cpu\n        engine: llama.cpp\n",
+    );
+    let out = run(&[
+        "place",
+        cat.to_str().unwrap(),
+        "-i",
+        a.to_str().unwrap(),
+        "-i",
+        b.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert_eq!(json(&out)["summary"]["placed"], 2);
+}
+
+/// Reads a little of the command's output and closes the pipe.
+fn close_early(args: &[&str]) {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = llmgw().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // stdout is dropped here: the rest meets a closed pipe.
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(status.success(), "{args:?}: {status:?} {err}");
+    assert!(err.is_empty(), "{args:?}: {err}");
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.json");
+    assert_eq!(code(&run(&["inventory", "synth", "dgx-h100:2000", "-o", big.to_str().unwrap()])), 0);
+    close_early(&["inventory", "synth", "dgx-h100:2000", "--format", "json"]);
+    close_early(&["nodes", "--inventory", big.to_str().unwrap(), "--format", "json"]);
+    close_early(&["nodes", "--inventory", big.to_str().unwrap()]);
+}
+
+#[test]
+fn empty_files_are_empty_catalogs_and_fleets() {
+    let dir = tempfile::tempdir().unwrap();
+    // Empty JSON agrees with empty TOML and YAML (it used to be an error).
+    for name in ["c.toml", "c.yaml", "c.json"] {
+        let c = write(dir.path(), name, "");
+        let out = run(&["place", c.to_str().unwrap(), "--inventory", c.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(code(&out), 0, "{name}: {}", transcript(&out));
+        assert_eq!(json(&out)["summary"]["wanted"], 0);
+    }
+}
+
+#[test]
+fn deeply_nested_input_is_refused_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    for (name, text) in [("d.json", deep.clone()), ("d.toml", format!("a = {deep}")), ("d.yaml", format!("a: {deep}"))]
+    {
+        let f = write(dir.path(), name, &text);
+        let out = run(&["nodes", "--inventory", f.to_str().unwrap()]);
+        assert_eq!(code(&out), 2, "{name}");
+        let out = run(&["lint", f.to_str().unwrap()]);
+        assert_eq!(code(&out), 1, "{name}");
+    }
+}

@@ -1,0 +1,57 @@
+//! Runs the real binary, as a user would, from the repository root.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn llmgw() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_llmgw"));
+    c.current_dir(root()).env("NO_COLOR", "1").env_remove("CLICOLOR_FORCE");
+    c
+}
+
+pub fn run(args: &[&str]) -> Output {
+    llmgw().args(args).output().expect("llmgw runs")
+}
+
+/// Exit code, stdout and stderr in one text, for snapshots.
+pub fn transcript(out: &Output) -> String {
+    format!(
+        "exit: {}\n--- stdout\n{}--- stderr\n{}",
+        out.status.code().map_or("signal".into(), |c| c.to_string()),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+pub fn code(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", transcript(out)))
+}
+
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Writes an executable script (a fake engine, a fake python3).
+pub fn executable(path: &Path, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, script).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}

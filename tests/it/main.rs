@@ -1,0 +1,14 @@
+//! The integration tests, one binary with a module per topic: each runs the
+//! real `llmgw` on real files, or drives the library as a user of it would.
+
+mod architecture;
+mod cli;
+mod common;
+mod diagnostics;
+mod discovery;
+mod engine_check;
+mod generated;
+mod hardening;
+mod loaders_never_panic;
+mod scenarios;
+mod synth;
