@@ -68,3 +68,11 @@ fn write_inventory(bencher: divan::Bencher, (nodes, format): (u32, Format)) {
     let inv = common::fleet(nodes);
     bencher.bench(|| llmgw::output::render_inventory(&inv, format).unwrap().len());
 }
+
+/// The same inventory as YAML through serde-saphyr, to compare with the
+/// hand-written writer.
+#[divan::bench(args = [10_000, 50_000], sample_count = 3, sample_size = 1)]
+fn write_yaml_serde_saphyr(bencher: divan::Bencher, nodes: u32) {
+    let inv = common::fleet(nodes);
+    bencher.bench(|| serde_saphyr::to_string(&inv).unwrap().len());
+}

@@ -92,12 +92,12 @@ pub fn check(src: &Source) -> (Option<Catalog>, Vec<Diag>) {
     // An empty YAML document is an empty catalog, as an empty TOML file is.
     let empty = matches!(root.value, doc::Value::Null);
     if let Some(mut t) = if empty { None } else { dec.table(&root, "catalog") } {
-        if let Some(list) = t.get("model") {
-            if let Some(items) = dec.array(list, "model") {
-                for item in items {
-                    if let Some(m) = model(&mut dec, item) {
-                        models.push(m);
-                    }
+        if let Some(list) = t.get("model")
+            && let Some(items) = dec.array(list, "model")
+        {
+            for item in items {
+                if let Some(m) = model(&mut dec, item) {
+                    models.push(m);
                 }
             }
         }
@@ -138,10 +138,10 @@ fn model(dec: &mut Decoder, node: &doc::Node<'_>) -> Option<Model> {
     }
     let name_span = name_node.map_or(t.span, |n| n.span);
     t.finish(dec, MODEL_FIELDS);
-    if let Some(name) = &name {
-        if name.is_empty() {
-            dec.error(Code::MissingField, name_span, "a model's name is empty".into(), "empty", None);
-        }
+    if let Some(name) = &name
+        && name.is_empty()
+    {
+        dec.error(Code::MissingField, name_span, "a model's name is empty".into(), "empty", None);
     }
     let (name, replicas) = (name?, replicas?);
     profiles_ok.then_some(Model { name, name_span, source, replicas, profiles })

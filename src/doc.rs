@@ -412,10 +412,10 @@ fn yaml_scalar<'a>(v: Cow<'a, str>, style: saphyr_parser::ScalarStyle, tag: Opti
     if style != saphyr_parser::ScalarStyle::Plain {
         return Value::Str(v);
     }
-    if let Some(tag) = tag {
-        if tag.suffix == "str" {
-            return Value::Str(v);
-        }
+    if let Some(tag) = tag
+        && tag.suffix == "str"
+    {
+        return Value::Str(v);
     }
     let s = v.as_ref();
     match s {
@@ -436,22 +436,20 @@ fn yaml_scalar<'a>(v: Cow<'a, str>, style: saphyr_parser::ScalarStyle, tag: Opti
             Err(_) => Value::Other("an integer out of range"),
         };
     }
-    if let Some(hex) = s.strip_prefix("0x") {
-        if let Ok(i) = i64::from_str_radix(hex, 16) {
-            return Value::Int(i);
-        }
+    if let Some(hex) = s.strip_prefix("0x")
+        && let Ok(i) = i64::from_str_radix(hex, 16)
+    {
+        return Value::Int(i);
     }
-    if let Some(oct) = s.strip_prefix("0o") {
-        if let Ok(i) = i64::from_str_radix(oct, 8) {
-            return Value::Int(i);
-        }
+    if let Some(oct) = s.strip_prefix("0o")
+        && let Ok(i) = i64::from_str_radix(oct, 8)
+    {
+        return Value::Int(i);
     }
     let looks_float = digits.bytes().next().is_some_and(|b| b.is_ascii_digit() || b == b'.')
         && digits.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'));
-    if looks_float {
-        if let Ok(f) = s.parse::<f64>() {
-            return Value::Float(f);
-        }
+    if looks_float && let Ok(f) = s.parse::<f64>() {
+        return Value::Float(f);
     }
     Value::Str(v)
 }

@@ -62,89 +62,8 @@ pub fn render_inventory(inv: &Inventory, format: Format) -> Result<String, Strin
             Ok(parts?.join("\n"))
         }
         Format::Json => serde_json::to_string_pretty(inv).map(|s| s + "\n").map_err(|e| e.to_string()),
-        Format::Yaml => {
-            let v = serde_json::to_value(inv).map_err(|e| e.to_string())?;
-            let mut out = String::new();
-            yaml(&v, 0, &mut out, false);
-            Ok(out)
-        }
+        Format::Yaml => serde_saphyr::to_string(inv).map_err(|e| e.to_string()),
     }
-}
-
-/// A small block-style YAML writer for the inventory's own shape. Strings are
-/// written as JSON strings, which YAML reads as double-quoted scalars with
-/// the same escapes, so no value can be misread as a number or a boolean.
-fn yaml(v: &serde_json::Value, indent: usize, out: &mut String, in_seq: bool) {
-    use serde_json::Value;
-    let pad = " ".repeat(indent);
-    match v {
-        Value::Object(map) if !map.is_empty() => {
-            for (i, (k, val)) in map.iter().enumerate() {
-                if !(in_seq && i == 0) {
-                    out.push_str(&pad);
-                }
-                out.push_str(&yaml_key(k));
-                out.push(':');
-                yaml_child(val, indent, out);
-            }
-        }
-        Value::Array(items) if !items.is_empty() => {
-            for (i, item) in items.iter().enumerate() {
-                if !(in_seq && i == 0) {
-                    out.push_str(&pad);
-                }
-                out.push_str("- ");
-                match item {
-                    Value::Object(m) if !m.is_empty() => yaml(item, indent + 2, out, true),
-                    Value::Array(a) if !a.is_empty() => yaml(item, indent + 2, out, true),
-                    _ => {
-                        out.push_str(&inline(item));
-                        out.push('\n');
-                    }
-                }
-            }
-        }
-        other => {
-            out.push_str(&inline(other));
-            out.push('\n');
-        }
-    }
-}
-
-fn yaml_child(val: &serde_json::Value, indent: usize, out: &mut String) {
-    use serde_json::Value;
-    match val {
-        Value::Object(m) if !m.is_empty() => {
-            out.push('\n');
-            yaml(val, indent + 2, out, false);
-        }
-        Value::Array(a) if !a.is_empty() && a.iter().any(|x| x.is_object() || x.is_array()) => {
-            out.push('\n');
-            yaml(val, indent + 2, out, false);
-        }
-        _ => {
-            out.push(' ');
-            out.push_str(&inline(val));
-            out.push('\n');
-        }
-    }
-}
-
-/// A key is written bare when no YAML reader could take it for anything but
-/// a string; otherwise quoted.
-fn yaml_key(k: &str) -> String {
-    let plain = k.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && k.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-        && !matches!(
-            k.to_ascii_lowercase().as_str(),
-            "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n"
-        );
-    if plain { k.to_string() } else { serde_json::to_string(k).unwrap_or_default() }
-}
-
-/// JSON's flow syntax is valid YAML flow syntax.
-fn inline(v: &serde_json::Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
 }
 
 /// Where a command's document goes: standard output, or the `-o` file.
@@ -397,28 +316,84 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), crate::Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inventory::{Fabric, Gpu, Node, State};
 
+    /// Values a YAML reader could take for something else, and text that
+    /// needs escapes: each written as YAML comes back as itself.
     #[test]
-    fn yaml_writer_round_trips_through_the_loader() {
-        let v = serde_json::json!({"node": [{"id": "a:b", "labels": {"zone": "007"}, "gpu": [{"index": 0, "name": "X", "nvlink_peers": [1]}, {"index": 1, "name": "X"}], "weights": []}]});
-        let mut out = String::new();
-        yaml(&v, 0, &mut out, false);
-        let root = crate::doc::parse(&out, crate::doc::Format::Yaml).expect(&out);
-        let back = to_json(&root);
-        assert_eq!(back, v, "{out}");
-    }
-
-    fn to_json(n: &crate::doc::Node<'_>) -> serde_json::Value {
-        use crate::doc::Value;
-        match &n.value {
-            Value::Str(s) => serde_json::Value::String(s.to_string()),
-            Value::Int(i) => (*i).into(),
-            Value::Bool(b) => (*b).into(),
-            Value::Array(a) => a.iter().map(to_json).collect(),
-            Value::Table(t) => {
-                t.iter().map(|e| (e.key.to_string(), to_json(&e.value))).collect::<serde_json::Map<_, _>>().into()
-            }
-            other => panic!("{other:?}"),
-        }
+    fn yaml_output_reads_back_whatever_the_strings() {
+        let tricky = [
+            "a:b",
+            "007",
+            "true",
+            "null",
+            "~",
+            "- x",
+            "#c",
+            "key: v",
+            " lead",
+            "trail ",
+            "",
+            "1.10",
+            "0x1F",
+            ".inf",
+            "yes",
+            "on",
+            "é€",
+            "tab\there",
+            "line\nbreak",
+            "\u{1b}[31m",
+            "'q'",
+            "\"dq\"",
+            "[a]",
+            "{b}",
+            "&anchor",
+            "*alias",
+            "!tag",
+            "%dir",
+            "@at",
+            "`tick`",
+            "1e3",
+            "-1",
+            "+1",
+            "0o17",
+            "2024-01-01",
+        ];
+        let nodes = tricky
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Node {
+                id: format!("{i}{t}"),
+                state: State::Ready,
+                labels: [(t.to_string(), t.to_string())].into(),
+                memory_total_mb: 0,
+                engines: [("vllm".to_string(), t.to_string())].into(),
+                weights: Some(vec![t.to_string()]),
+                disk: None,
+                gpus: vec![Gpu {
+                    index: 0,
+                    name: format!("GPU {t}"),
+                    memory_mb: 1,
+                    uuid: Some(t.to_string()),
+                    pci_bus_id: None,
+                    mig: None,
+                    class_override: None,
+                    class: String::new(),
+                    nvlink_peers: Vec::new(),
+                    healthy: true,
+                }],
+                fabrics: vec![Fabric { name: format!("f{t}"), hcas: vec![t.to_string()] }],
+                allocations: Vec::new(),
+                origin: None,
+            })
+            .collect();
+        let inv = Inventory { nodes };
+        let yaml = render_inventory(&inv, Format::Yaml).unwrap();
+        let back = crate::inventory::load_spanned(&crate::diag::source("x.yaml", yaml.clone()))
+            .unwrap_or_else(|d| panic!("{yaml}\n{}", crate::report::diagnostics::render(&d, false)));
+        let mut want = inv.nodes.clone();
+        want.sort_by(|a, b| a.id.cmp(&b.id));
+        let json = |n: &[Node]| serde_json::to_string(n).unwrap();
+        assert_eq!(json(&back), json(&want), "{yaml}");
     }
 }

@@ -67,15 +67,15 @@ pub fn stdout_width() -> Option<usize> {
 /// Width for miette reports on stderr: the terminal's, else 100.
 pub fn stderr_width() -> usize {
     use std::io::IsTerminal;
-    if let Some(cols) = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()) {
-        if cols >= 20 {
-            return cols;
-        }
+    if let Some(cols) = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok())
+        && cols >= 20
+    {
+        return cols;
     }
-    if std::io::stderr().is_terminal() {
-        if let Some((w, _)) = terminal_size::terminal_size_of(std::io::stderr()) {
-            return usize::from(w.0).max(20);
-        }
+    if std::io::stderr().is_terminal()
+        && let Some((w, _)) = terminal_size::terminal_size_of(std::io::stderr())
+    {
+        return usize::from(w.0).max(20);
     }
     100
 }

@@ -19,15 +19,15 @@ pub fn run(a: &cli::ExplainArgs) -> Outcome {
         return Err(d.into());
     };
     let model = &catalog.models[mi];
-    if let Some(r) = a.replica {
-        if r >= model.replicas {
-            let d = Diag::error(
-                Code::UnknownReplica,
-                format!("model `{}` has replicas 0..{}, not {r}", model.name, model.replicas),
-            )
-            .help(format!("the catalog asks for {} replica(s); pick an index below that", model.replicas));
-            return Err(d.into());
-        }
+    if let Some(r) = a.replica
+        && r >= model.replicas
+    {
+        let d = Diag::error(
+            Code::UnknownReplica,
+            format!("model `{}` has replicas 0..{}, not {r}", model.name, model.replicas),
+        )
+        .help(format!("the catalog asks for {} replica(s); pick an index below that", model.replicas));
+        return Err(d.into());
     }
     let inv = fleet_inventory(&a.inventory)?;
     let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options { explain: Some(mi), ..Options::default() });
@@ -38,10 +38,10 @@ pub fn run(a: &cli::ExplainArgs) -> Outcome {
         OutputFormat::Human => {
             out.fit_width();
             let mut text = report::explain::human(&names, &plan, mi as u32, &attempts, a.verbose);
-            if let Some(r) = a.replica {
-                if attempts.is_empty() {
-                    let _ = write!(text, "\nreplica {r} already runs; there is nothing to decide for it\n");
-                }
+            if let Some(r) = a.replica
+                && attempts.is_empty()
+            {
+                let _ = write!(text, "\nreplica {r} already runs; there is nothing to decide for it\n");
             }
             out.human(&text)?;
         }

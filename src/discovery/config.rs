@@ -61,18 +61,18 @@ pub fn parse(src: &crate::diag::Source) -> Result<NodeConfig, Vec<Diag>> {
     let mut cfg = NodeConfig::default();
     if let Some(mut t) = dec.table(&root, "node config") {
         cfg.id = t.get("id").and_then(|n| dec.string(n, "id"));
-        if let Some(n) = t.get("state") {
-            if let Some(s) = dec.string(n, "state") {
-                cfg.state = State::parse(&s);
-                if cfg.state.is_none() {
-                    dec.error(
-                        Code::UnknownState,
-                        n.span,
-                        format!("unknown node state `{s}`"),
-                        "unknown state",
-                        Some("a node is one of: ready, cordoned, draining, down".into()),
-                    );
-                }
+        if let Some(n) = t.get("state")
+            && let Some(s) = dec.string(n, "state")
+        {
+            cfg.state = State::parse(&s);
+            if cfg.state.is_none() {
+                dec.error(
+                    Code::UnknownState,
+                    n.span,
+                    format!("unknown node state `{s}`"),
+                    "unknown state",
+                    Some("a node is one of: ready, cordoned, draining, down".into()),
+                );
             }
         }
         if let Some(n) = t.get("labels") {

@@ -28,13 +28,13 @@ pub fn load_spanned(src: &Source) -> Result<Vec<Node>, Vec<Diag>> {
     // An empty YAML document is an empty inventory, as an empty TOML file is.
     let empty = matches!(root.value, doc::Value::Null);
     if let Some(mut t) = if empty { None } else { dec.table(&root, "inventory") } {
-        if let Some(list) = t.get("node") {
-            if let Some(items) = dec.array(list, "node") {
-                nodes.reserve(items.len());
-                for item in items {
-                    if let Some(n) = node(&mut dec, item) {
-                        nodes.push(n);
-                    }
+        if let Some(list) = t.get("node")
+            && let Some(items) = dec.array(list, "node")
+        {
+            nodes.reserve(items.len());
+            for item in items {
+                if let Some(n) = node(&mut dec, item) {
+                    nodes.push(n);
                 }
             }
         }

@@ -96,10 +96,10 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
     if n.id.is_empty() || !in_range(n.memory_total_mb) || n.fabric.iter().any(|f| f.name.is_empty()) {
         return None;
     }
-    if let Some(d) = &n.disk {
-        if !in_range(d.free_bytes) || !in_range(d.total_bytes) {
-            return None;
-        }
+    if let Some(d) = &n.disk
+        && (!in_range(d.free_bytes) || !in_range(d.total_bytes))
+    {
+        return None;
     }
     let mut gpus = Vec::with_capacity(n.gpu.len());
     let mut last_class: Option<(String, String)> = None;

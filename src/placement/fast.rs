@@ -72,10 +72,10 @@ fn bucket_insert(b: &mut Buckets, free: u32, node: u32) {
 }
 
 fn bucket_move(b: &mut Buckets, before: u32, after: u32, node: u32) {
-    if before > 0 {
-        if let Some(set) = b.get_mut(before as usize) {
-            set.remove(&node);
-        }
+    if before > 0
+        && let Some(set) = b.get_mut(before as usize)
+    {
+        set.remove(&node);
     }
     bucket_insert(b, after, node);
 }
@@ -131,10 +131,8 @@ impl Index {
         }
         bucket_move(&mut self.by_class[class as usize], before, after, node);
         for &(fabric, adapters) in &fleet.attach[node as usize] {
-            if adapters {
-                if let Some(b) = self.by_fabric_class.get_mut(&(fabric, class)) {
-                    bucket_move(b, before, after, node);
-                }
+            if adapters && let Some(b) = self.by_fabric_class.get_mut(&(fabric, class)) {
+                bucket_move(b, before, after, node);
             }
         }
     }

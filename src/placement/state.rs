@@ -187,10 +187,10 @@ impl<'i> Fleet<'i> {
             }
         }
         // A node that reports no engines is an older agent: never excluded.
-        if let Some(set) = &self.engine_sets[node as usize] {
-            if !set.contains(&prof.engine.name) {
-                return Err(Reason::Engine);
-            }
+        if let Some(set) = &self.engine_sets[node as usize]
+            && !set.contains(&prof.engine.name)
+        {
+            return Err(Reason::Engine);
         }
         // Unreported memory is never a reason to reject.
         if prof.min_memory_gb > 0 && n.memory_total_mb > 0 {
@@ -201,12 +201,14 @@ impl<'i> Fleet<'i> {
         }
         // Room for the weights, only on a node that would have to fetch
         // them, and only where the node reports its disk at all.
-        if prof.min_disk_gb > 0 && prof.source.is_some() && !self.holds(node, p) {
-            if let Some(d) = n.disk.as_ref().filter(|d| d.total_bytes > 0) {
-                let have_gb = d.free_bytes >> 30;
-                if have_gb < prof.min_disk_gb {
-                    return Err(Reason::Disk { have_gb });
-                }
+        if prof.min_disk_gb > 0
+            && prof.source.is_some()
+            && !self.holds(node, p)
+            && let Some(d) = n.disk.as_ref().filter(|d| d.total_bytes > 0)
+        {
+            let have_gb = d.free_bytes >> 30;
+            if have_gb < prof.min_disk_gb {
+                return Err(Reason::Disk { have_gb });
             }
         }
         Ok(())

@@ -219,3 +219,31 @@ fn every_command_runs_from_the_commands_folder() {
         assert!(!text.contains("crate::cli::") && !text.contains("use crate::cli"), "{m} uses the clap types");
     }
 }
+
+/// `rust-version` is the real minimum: the highest any dependency
+/// (dev-dependencies included) declares.
+#[test]
+fn rust_version_is_the_highest_any_dependency_needs() {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--manifest-path"])
+        .arg(&manifest)
+        .output();
+    let Some(out) = out.ok().filter(|o| o.status.success()) else {
+        eprintln!("SKIPPED rust_version_is_the_highest_any_dependency_needs: cargo metadata failed");
+        return;
+    };
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let version =
+        |s: &str| s.split('.').map(|p| p.parse::<u32>().unwrap_or(0)).chain([0, 0]).take(3).collect::<Vec<_>>();
+    let packages = meta["packages"].as_array().unwrap();
+    let ours = packages.iter().find(|p| p["name"] == "llmgw").unwrap()["rust_version"].as_str().unwrap().to_string();
+    let (needed, by) = packages
+        .iter()
+        .filter(|p| p["name"] != "llmgw")
+        .filter_map(|p| Some((version(p["rust_version"].as_str()?), p["name"].as_str()?.to_string())))
+        .max()
+        .unwrap();
+    assert_eq!(version(&ours), needed, "Cargo.toml says rust-version = {ours}, but {by} needs {needed:?}");
+}
