@@ -701,7 +701,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__nodes)
-            opts="-i -o -h -V --inventory --format --output --color --max-input-bytes --help --version"
+            opts="-i -l -o -h -V --inventory --selector --format --output --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -712,6 +712,14 @@ _llmgw() {
                     return 0
                     ;;
                 -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -109,6 +109,8 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;nodes'= {
             cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
             cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
+            cand -l 'Only nodes carrying this label (repeat: every one of them)'
+            cand --selector 'Only nodes carrying this label (repeat: every one of them)'
             cand --format 'Output format (default: from the extension of -o, else human)'
             cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
             cand --output 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'

@@ -100,6 +100,7 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -l max-input-b
 complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s l -l selector -d 'Only nodes carrying this label (repeat: every one of them)' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s o -l output -d 'Write the output to this file (atomically) instead of stdout; a .json name means --format json' -r -F

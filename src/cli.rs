@@ -117,9 +117,10 @@ pub struct ExplainArgs {
 
 #[derive(Args, Debug)]
 pub struct LintArgs {
-    /// Catalogs to check
-    #[arg(value_name = "CATALOG", required = true)]
-    pub catalogs: Vec<PathBuf>,
+    /// Catalogs and inventories to check; a file with a top-level `node` is
+    /// an inventory
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
     /// Also check the catalogs against this fleet (repeat to merge several)
     #[arg(long = "inventory", short = 'i', value_name = "FILE")]
     pub inventory: Vec<PathBuf>,
@@ -139,6 +140,9 @@ pub struct LintArgs {
 pub struct NodesArgs {
     #[command(flatten)]
     pub inventory: InventoryFlag,
+    /// Only nodes carrying this label (repeat: every one of them)
+    #[arg(long, short = 'l', value_name = "KEY=VALUE")]
+    pub selector: Vec<String>,
     /// Output format (default: from the extension of -o, else human)
     #[arg(long, value_enum)]
     pub format: Option<OutputFormat>,

@@ -53,6 +53,9 @@ codes! {
     GpuAllocatedTwice => "llmgw::inventory::gpu-allocated-twice", "a GPU held by two allocations";
     UnknownPeer => "llmgw::inventory::unknown-peer", "an NVLink peer that is not a GPU of the node";
     UnknownState => "llmgw::inventory::unknown-state", "a node state other than ready, cordoned, draining, down";
+    NoState => "llmgw::inventory::no-state", "a node with no state, taken as ready";
+    DefaultPrefixFabric => "llmgw::inventory::default-prefix-fabric", "a fabric named after its subnet manager";
+    UnusedGpuClass => "llmgw::inventory::unused-gpu-class", "a GPU class that no profile of the catalogs given asks for";
     NoGpus => "llmgw::discover::no-gpus", "NVML reported no GPUs: a CPU-only node";
     DefaultSubnetPrefix => "llmgw::discover::default-subnet-prefix", "an InfiniBand fabric named by its subnet manager, not its prefix";
     ProbeFailed => "llmgw::discover::probe-failed", "an engine probe that timed out or failed";

@@ -2,11 +2,14 @@
 
 use std::io::Write;
 
+use std::collections::BTreeSet;
+
 use crate::cli::{self, LintFormat};
 use crate::diag::Severity;
 use crate::output::{self, Sink};
 use crate::report;
 use crate::{Exit, Outcome, load};
+use crate::{doc, inventory};
 
 pub fn run(a: &cli::LintArgs) -> Outcome {
     let format = {
@@ -25,20 +28,37 @@ pub fn run(a: &cli::LintArgs) -> Outcome {
     // A fleet that cannot be read is unusable input, not a lint finding.
     let inv = if a.inventory.is_empty() { None } else { Some(load::inventories(&a.inventory)?) };
     let mut all = Vec::new();
-    for path in &a.catalogs {
+    let mut inventories = Vec::new();
+    let mut classes = BTreeSet::new();
+    let mut catalogs = 0;
+    for path in &a.files {
         let src = load::read(path)?;
+        if doc::parse(src.text(), src.format()).is_ok_and(|root| inventory::lint::is_inventory(&root)) {
+            inventories.push(src);
+            continue;
+        }
+        catalogs += 1;
         let (cat, mut diags) = crate::catalog::check(&src);
-        if let (Some(cat), Some(inv)) = (&cat, &inv) {
-            diags.extend(crate::catalog::fleet_checks(cat, inv));
+        if let Some(cat) = &cat {
+            classes.extend(cat.models.iter().flat_map(|m| m.profiles.iter().filter_map(|p| p.gpu_class.clone())));
+            if let Some(inv) = &inv {
+                diags.extend(crate::catalog::fleet_checks(cat, inv));
+            }
         }
         all.extend(diags);
+    }
+    // Which GPU classes are wanted is known once every catalog is read.
+    let wanted = (catalogs > 0).then_some(&classes);
+    for src in &inventories {
+        all.extend(inventory::lint::lint(src, wanted));
     }
     match format {
         LintFormat::Json => report::lint::json(&mut out, &all)?,
         LintFormat::Github => out.write_all(report::lint::github(&all).as_bytes())?,
         LintFormat::Human => {
             let colour = out.is_stdout() && crate::term::colour_for_stderr();
-            let text = report::lint::human(&all, a.catalogs.len(), colour);
+            let noun = if inventories.is_empty() { "catalog" } else { "file" };
+            let text = report::lint::human(&all, a.files.len(), noun, colour);
             if out.is_stdout() {
                 std::io::stderr().write_all(text.as_bytes())?;
             } else {

@@ -12,6 +12,7 @@ mod check;
 mod decode;
 mod fast;
 mod fields;
+pub mod lint;
 
 pub use decode::load_spanned;
 pub use fast::load as load_fast;

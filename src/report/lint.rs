@@ -33,15 +33,15 @@ fn severity(d: &Diag) -> &'static str {
     }
 }
 
-/// The reports, then "1 catalog: 0 errors, 2 warnings".
-pub fn human(diags: &[Diag], files: usize, colour: bool) -> String {
+/// The reports, then "1 catalog: 0 errors, 2 warnings" (or "3 files").
+pub fn human(diags: &[Diag], files: usize, noun: &str, colour: bool) -> String {
     let errors = diags.iter().filter(|d| d.is_error()).count();
     let warnings = diags.len() - errors;
     let mut text = super::diagnostics::render(diags, colour);
     let _ = writeln!(
         text,
-        "{files} {}: {errors} error{}, {warnings} warning{}",
-        if files == 1 { "catalog" } else { "catalogs" },
+        "{files} {noun}{}: {errors} error{}, {warnings} warning{}",
+        if files == 1 { "" } else { "s" },
         if errors == 1 { "" } else { "s" },
         if warnings == 1 { "" } else { "s" },
     );

@@ -13,6 +13,7 @@ struct NodesDoc<'a> {
 struct NodeRow<'a> {
     id: &'a str,
     state: &'static str,
+    labels: &'a std::collections::BTreeMap<String, String>,
     gpus: Vec<ClassRow<'a>>,
     fabrics: Vec<&'a str>,
     /// null when the node does not report engines.
@@ -30,8 +31,10 @@ struct ClassRow<'a> {
     total: u32,
 }
 
-fn rows<'a>(fleet: &'a Fleet<'a>) -> Vec<NodeRow<'a>> {
+/// The nodes carrying every `key=value` of the selector, in id order.
+fn rows<'a>(fleet: &'a Fleet<'a>, selector: &[(String, String)]) -> Vec<NodeRow<'a>> {
     (0..fleet.node_count())
+        .filter(|&i| selector.iter().all(|(k, v)| fleet.node(i).labels.get(k) == Some(v)))
         .map(|i| {
             let n = fleet.node(i);
             let mut classes: Vec<ClassRow<'_>> = Vec::new();
@@ -47,6 +50,7 @@ fn rows<'a>(fleet: &'a Fleet<'a>) -> Vec<NodeRow<'a>> {
             NodeRow {
                 id: &n.id,
                 state: n.state.as_str(),
+                labels: &n.labels,
                 gpus: classes,
                 fabrics: n.fabrics.iter().map(|f| f.name.as_str()).collect(),
                 engines: n.reports_engines().then_some(&n.engines),
@@ -58,13 +62,16 @@ fn rows<'a>(fleet: &'a Fleet<'a>) -> Vec<NodeRow<'a>> {
         .collect()
 }
 
-pub fn json<W: std::io::Write>(out: W, fleet: &Fleet<'_>) -> std::io::Result<()> {
-    super::write_json(out, &NodesDoc { nodes: rows(fleet) })
+pub fn json<W: std::io::Write>(out: W, fleet: &Fleet<'_>, selector: &[(String, String)]) -> std::io::Result<()> {
+    super::write_json(out, &NodesDoc { nodes: rows(fleet, selector) })
 }
 
-pub fn human(fleet: &Fleet<'_>) -> String {
-    let mut t = super::table(&["NODE", "STATE", "GPUS FREE/TOTAL", "FABRICS", "ENGINES", "MEMORY", "DISK FREE"]);
-    for r in rows(fleet) {
+pub fn human(fleet: &Fleet<'_>, selector: &[(String, String)]) -> String {
+    let mut t =
+        super::table(&["NODE", "STATE", "LABELS", "GPUS FREE/TOTAL", "FABRICS", "ENGINES", "MEMORY", "DISK FREE"]);
+    let rows = rows(fleet, selector);
+    let shown = rows.len();
+    for r in rows {
         let gpus = if r.gpus.is_empty() {
             "cpu only".to_string()
         } else {
@@ -78,9 +85,11 @@ pub fn human(fleet: &Fleet<'_>) -> String {
                 .collect::<Vec<_>>()
                 .join("\n"),
         };
+        let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
         t.add_row(vec![
             r.id.to_string(),
             r.state.to_string(),
+            if labels.is_empty() { "-".to_string() } else { labels.join("\n") },
             gpus,
             if r.fabrics.is_empty() { "-".to_string() } else { r.fabrics.join("\n") },
             engines,
@@ -88,6 +97,7 @@ pub fn human(fleet: &Fleet<'_>) -> String {
             r.disk_free_bytes.map_or("-".to_string(), |b| format!("{} GB", b >> 30)),
         ]);
     }
-    let n = fleet.node_count();
-    format!("{t}\n{n} node{}\n", if n == 1 { "" } else { "s" })
+    let all = fleet.node_count() as usize;
+    let of = if selector.is_empty() { String::new() } else { format!(" of {all}") };
+    format!("{t}\n{shown}{of} node{}\n", if all == 1 { "" } else { "s" })
 }

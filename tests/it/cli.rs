@@ -166,3 +166,44 @@ fn deeply_nested_input_is_refused_not_a_crash() {
         assert_eq!(code(&out), 1, "{name}");
     }
 }
+
+#[test]
+fn nodes_selector_keeps_the_nodes_carrying_every_label() {
+    let out = run(&["nodes", "-i", "examples/fleet.toml", "--selector", "zone=b", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let ids: Vec<String> =
+        json(&out)["nodes"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(ids, ["cpu-02", "cpu-03", "gpu-a100-02", "gpu-a100-03", "gpu-h100-04", "gpu-h100-05", "gpu-h100-06"]);
+    let out = run(&["nodes", "-i", "examples/fleet.toml", "-l", "zone=b", "-l", "role=cpu"]);
+    assert!(stdout(&out).ends_with("\n2 of 13 nodes\n"), "{}", transcript(&out));
+    assert!(stdout(&out).contains("role=cpu"), "{}", transcript(&out));
+    let out = run(&["nodes", "-i", "examples/fleet.toml", "--selector", "zone"]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+}
+
+#[test]
+fn lint_checks_an_inventory_alone_and_against_catalogs() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = write(
+        dir.path(),
+        "fleet.toml",
+        "[[node]]\nid = \"a\"\n[[node.gpu]]\nindex = 0\nname = \"NVIDIA B200\"\n[[node.fabric]]\nname = \"ib-sm1\"\nhcas = [\"mlx5_0\"]\n",
+    );
+    let out = run(&["lint", inv.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let codes: Vec<String> =
+        json(&out)["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap().to_string()).collect();
+    assert_eq!(codes, ["llmgw::inventory::no-state", "llmgw::inventory::default-prefix-fabric"]);
+    // With a catalog, a GPU class nobody asks for is pointed out too.
+    let out = run(&["lint", inv.to_str().unwrap(), "catalog/fleet.toml", "--format", "json"]);
+    assert!(stdout(&out).contains("llmgw::inventory::unused-gpu-class"), "{}", transcript(&out));
+    let out = run(&["lint", inv.to_str().unwrap(), "catalog/fleet.toml", "--deny-warnings"]);
+    assert_eq!(code(&out), 1);
+    assert!(String::from_utf8_lossy(&out.stderr).ends_with("2 files: 0 errors, 3 warnings\n"), "{}", transcript(&out));
+    // An inventory that does not load is a lint error, not unusable input.
+    let out = run(&["lint", "tests/data/bad/duplicate-node.toml"]);
+    assert_eq!(code(&out), 1, "{}", transcript(&out));
+    // The example fleet is clean.
+    let out = run(&["lint", "examples/fleet.toml", "catalog/fleet.toml", "--deny-warnings"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+}

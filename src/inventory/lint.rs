@@ -1,0 +1,92 @@
+//! What `lint` says about an inventory file: its loading errors, and
+//! warnings about what loads but is likely a mistake.
+
+use std::collections::BTreeSet;
+
+use super::normalize_class;
+use crate::diag::{Code, Diag, Source};
+use crate::doc::{self, Node, Value};
+
+/// Whether a parsed file is an inventory: it has a top-level `node`.
+pub fn is_inventory(root: &Node<'_>) -> bool {
+    matches!(&root.value, Value::Table(t) if t.iter().any(|e| e.key == "node"))
+}
+
+fn field<'n, 'a>(n: &'n Node<'a>, key: &str) -> Option<&'n Node<'a>> {
+    match &n.value {
+        Value::Table(t) => t.iter().find(|e| e.key == key).map(|e| &e.value),
+        _ => None,
+    }
+}
+
+fn text<'n>(n: &'n Node<'_>) -> Option<&'n str> {
+    match &n.value {
+        Value::Str(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn items<'n, 'a>(n: Option<&'n Node<'a>>) -> &'n [Node<'a>] {
+    match n.map(|n| &n.value) {
+        Some(Value::Array(a)) => a,
+        _ => &[],
+    }
+}
+
+/// The inventory's errors, else its warnings: a node with no state, a
+/// fabric named after its subnet manager, and (given the GPU classes the
+/// catalogs ask for) a GPU class no profile asks for.
+pub fn lint(src: &Source, wanted: Option<&BTreeSet<String>>) -> Vec<Diag> {
+    if let Err(errors) = super::load_spanned(src) {
+        return errors;
+    }
+    let Ok(root) = doc::parse(src.text(), src.format()) else { return Vec::new() };
+    let mut out = Vec::new();
+    for node in items(field(&root, "node")) {
+        let id_node = field(node, "id");
+        let id = id_node.and_then(text).unwrap_or("");
+        let at = id_node.map_or(node.span, |n| n.span);
+        if field(node, "state").is_none() {
+            out.push(
+                Diag::warning(Code::NoState, format!("node `{id}` has no state; it is taken as ready"))
+                    .at(src, at, "no `state`")
+                    .help("write `state = \"ready\"` (or cordoned, draining, down), so a reader need not know the default"),
+            );
+        }
+        for fabric in items(field(node, "fabric")) {
+            let Some(name_node) = field(fabric, "name") else { continue };
+            let Some(name) = text(name_node) else { continue };
+            let lid = name.strip_prefix("ib-sm").filter(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()));
+            if let Some(lid) = lid {
+                out.push(
+                    Diag::warning(
+                        Code::DefaultPrefixFabric,
+                        format!("fabric `{name}` of node `{id}` is named after its subnet manager (LID {lid})"),
+                    )
+                    .at(src, name_node.span, "named by the default-prefix fallback")
+                    .help(
+                        "separate InfiniBand fabrics often share the default subnet prefix; name the fabric in \
+                         the node config (`[fabrics]`) and run discover again",
+                    ),
+                );
+            }
+        }
+        let Some(wanted) = wanted else { continue };
+        for gpu in items(field(node, "gpu")) {
+            let Some(named) = field(gpu, "class").or_else(|| field(gpu, "name")) else { continue };
+            let Some(raw) = text(named) else { continue };
+            let class = normalize_class(raw);
+            if !wanted.contains(&class) {
+                out.push(
+                    Diag::warning(
+                        Code::UnusedGpuClass,
+                        format!("no profile asks for the `{class}` GPUs of node `{id}`"),
+                    )
+                    .at(src, named.span, "a class no catalog given uses")
+                    .help("add a profile with this gpu_class, or check the spelling of the catalogs' classes"),
+                );
+            }
+        }
+    }
+    out
+}
