@@ -49,7 +49,7 @@ fn explain_one_model(bencher: divan::Bencher, nodes: u32) {
     bencher.bench(|| plan(&cat, &inv, Options { explain: Some(model), ..Options::default() }).attempts.len());
 }
 
-/// The literal SPEC §5 algorithm for every replica (what the fast path is
+/// The literal placement algorithm for every replica (what the fast path is
 /// tested against), for comparison.
 #[divan::bench(args = [1_000, 10_000], sample_count = 1, sample_size = 1)]
 fn place_reference(bencher: divan::Bencher, nodes: u32) {

@@ -31,7 +31,7 @@ use clap::Parser;
 
 use crate::diag::Diag;
 
-/// Exit codes, for every command (SPEC §1).
+/// Exit codes, for every command (docs/placement.md, "Exit codes").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
     /// The command did what was asked.

@@ -25,6 +25,105 @@ pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
     buf
 }
 
+/// Examples per page, as (what it does, the command).
+fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
+    match page {
+        "llmgw" | "llmgw-place" => &[
+            (
+                "Place the example catalog on the example fleet:",
+                "llmgw place catalog/fleet.toml --inventory examples/fleet.toml",
+            ),
+            ("Write the plan as JSON:", "llmgw place catalog/fleet.toml -i examples/fleet.toml -o plan.json"),
+            ("Place onto a fleet read from standard input:", "cat fleet.json | llmgw place catalog/fleet.toml -i -"),
+        ],
+        "llmgw-explain-placement" => &[(
+            "Why replica 1 of a model went where it did, or nowhere:",
+            "llmgw explain-placement catalog/fleet.toml --model llama-3.1-405b --replica 1 -i examples/fleet.toml",
+        )],
+        "llmgw-lint" => &[
+            (
+                "Check catalogs in CI, as GitHub annotations:",
+                "llmgw lint catalog/*.toml --format github --deny-warnings",
+            ),
+            ("Check a catalog against a fleet:", "llmgw lint catalog/fleet.toml --inventory examples/fleet.toml"),
+            ("Check an inventory on its own:", "llmgw lint examples/fleet.toml"),
+        ],
+        "llmgw-engine-check" => {
+            &[("Ask vLLM and SGLang for their versions:", "llmgw engine-check vllm sglang --timeout 5")]
+        }
+        "llmgw-nodes" => &[("The nodes in zone a:", "llmgw nodes -i examples/fleet.toml --selector zone=a")],
+        "llmgw-discover" => &[
+            ("This machine as an inventory file:", "llmgw discover -o /var/lib/llmgw/node.toml"),
+            ("With another node config:", "llmgw discover --config node.toml --format json"),
+        ],
+        "llmgw-inventory" | "llmgw-inventory-merge" => {
+            &[("Join node snapshots into a fleet:", "llmgw inventory merge nodes/*.toml -o fleet.toml")]
+        }
+        "llmgw-inventory-synth" => &[(
+            "A synthetic fleet of 128 DGX H100s on two fabrics:",
+            "llmgw inventory synth dgx-h100:64@ib-east dgx-h100:64@ib-west --load 0.3 -o fleet.json",
+        )],
+        "llmgw-completions" => &[("Bash completions:", "llmgw completions bash > /etc/bash_completion.d/llmgw")],
+        "llmgw-man" => &[("Every page, into a folder:", "llmgw man --dir /usr/local/share/man/man1")],
+        _ => &[],
+    }
+}
+
+/// Roff for text: a leading dot or quote, and every hyphen and backslash,
+/// escaped.
+fn roff(text: &str) -> String {
+    let t = text.replace('\\', "\\e").replace('-', "\\-");
+    if t.starts_with(['.', '\'']) { format!("\\&{t}") } else { t }
+}
+
+/// The sections clap does not write: exit status, environment, files and
+/// examples, placed before VERSION.
+fn with_sections(page: &str, rendered: Vec<u8>) -> Vec<u8> {
+    use std::fmt::Write as _;
+    let mut extra = String::new();
+    let item = |out: &mut String, term: &str, text: &str| {
+        let _ = write!(out, ".TP\n\\fB{}\\fR\n{}\n", roff(term), roff(text));
+    };
+    extra.push_str(".SH \"EXIT STATUS\"\n");
+    item(&mut extra, "0", "Success.");
+    item(
+        &mut extra,
+        "1",
+        "The command ran and the answer is no: a replica left unplaced, a lint error, a named engine missing, \
+         an engine that was found failing its check or timing out.",
+    );
+    item(&mut extra, "2", "The input could not be used: an unreadable or invalid file, a bad flag or value.");
+    extra.push_str(".SH ENVIRONMENT\n");
+    item(&mut extra, "NO_COLOR", "When set and not empty, no colour (under --color auto).");
+    item(&mut extra, "CLICOLOR_FORCE", "When set and not 0, colour even when not writing to a terminal.");
+    item(&mut extra, "TERM", "dumb: no colour.");
+    item(&mut extra, "COLUMNS", "The width human output is fitted to, instead of the terminal's.");
+    item(&mut extra, "PATH", "Where discover and engine-check look for engines; relative entries are ignored.");
+    item(&mut extra, "PYTHONPATH", "Where the SGLang probe of python3 may find the sglang module.");
+    item(&mut extra, "LLMGW_TIMINGS", "When set, place prints how long each phase took on stderr.");
+    extra.push_str(".SH FILES\n");
+    item(
+        &mut extra,
+        "/etc/llmgw/node.toml",
+        "The node config that discover reads (and place, explain-placement and nodes, when they discover this \
+         machine for want of --inventory).",
+    );
+    item(&mut extra, "docs/", "The catalog and inventory formats and the placement rules, in the source tree.");
+    let examples = examples(page);
+    if !examples.is_empty() {
+        extra.push_str(".SH EXAMPLES\n");
+        for (what, command) in examples {
+            let _ = write!(extra, ".PP\n{}\n.PP\n.nf\n.RS 4\n{}\n.RE\n.fi\n", roff(what), roff(command));
+        }
+    }
+    let text = String::from_utf8_lossy(&rendered).into_owned();
+    let at = text.find("\n.SH VERSION").map_or(text.len(), |i| i + 1);
+    let mut out = text[..at].to_string();
+    out.push_str(&extra);
+    out.push_str(&text[at..]);
+    out.into_bytes()
+}
+
 /// Every man page: `llmgw.1` and one per (sub)command, as (file name, bytes).
 pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
     use clap::CommandFactory;
@@ -33,7 +132,7 @@ pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
         let page = cmd.clone().name(name.clone());
         let mut buf = Vec::new();
         clap_mangen::Man::new(page).render(&mut buf)?;
-        out.push((format!("{name}.1"), buf));
+        out.push((format!("{name}.1"), with_sections(&name, buf)));
         for sub in cmd.get_subcommands() {
             if sub.get_name() != "help" {
                 walk(sub, &name, out)?;

@@ -121,7 +121,7 @@ pub fn normalize_bus_id(id: &str) -> String {
     }
 }
 
-/// NVLink peers by SPEC §4: a link to a local GPU makes it a peer; a link to
+/// NVLink peers (docs/inventory.md, "What discover writes"): a link to a local GPU makes it a peer; a link to
 /// an NVSwitch, or to a device that is not visible, puts the GPU on the
 /// switch, and all switch-attached GPUs are mutual peers. A MIG-enabled GPU
 /// has no peers.

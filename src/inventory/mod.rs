@@ -148,7 +148,7 @@ impl Node {
     }
 }
 
-/// GPU class normalisation (SPEC §3): lower-case; every run of characters
+/// GPU class normalisation (docs/catalog.md, "GPU classes"): lower-case; every run of characters
 /// other than `a-z0-9.` becomes `-`; leading/trailing `-` dropped; a leading
 /// `nvidia-` dropped. So NVML's "NVIDIA H100 80GB HBM3", GPU Feature
 /// Discovery's "NVIDIA-H100-80GB-HBM3" and "h100-80gb-hbm3" are one class.

@@ -1,4 +1,4 @@
-//! Placement: which nodes and GPUs each replica runs on (SPEC §5).
+//! Placement: which nodes and GPUs each replica runs on (docs/placement.md).
 //!
 //! Two constraints are not negotiable, and the rest of this module exists to
 //! keep them true: a multi-node replica never spans two fabrics, and a
@@ -8,7 +8,7 @@
 //!
 //! The module is pure: a validated catalog and inventory in, a plan out.
 //! Decisions are made twice over, on purpose:
-//! - `reference` follows SPEC §5 literally, node by node, and records why
+//! - `reference` follows the rules literally, node by node, and records why
 //!   each candidate was passed over. It is what `explain-placement` shows.
 //! - `fast` answers the same question from indexes kept up to date as
 //!   replicas are placed, and records nothing. A 10,000-node fleet with
@@ -39,8 +39,8 @@ pub enum Pool {
     Fabric(u32),
 }
 
-/// Why a candidate was passed over, kept as a compact code; the text of
-/// SPEC §5's table is only produced when somebody reads it.
+/// Why a candidate was passed over, kept as a compact code; its text
+/// (docs/placement.md, "Reasons") is only produced when somebody reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reason {
     State(StateCode),
@@ -178,7 +178,7 @@ pub struct Plan {
 pub enum Mode {
     /// Indexed search; the reference path only for unplaced replicas.
     Fast,
-    /// The literal SPEC algorithm for every replica (slow; for tests).
+    /// The literal algorithm for every replica (slow; for tests).
     Reference,
 }
 

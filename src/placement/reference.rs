@@ -1,4 +1,4 @@
-//! SPEC §5 as written: every profile, every pool, every node, each check in
+//! The placement rules (docs/placement.md) as written: every profile, every pool, every node, each check in
 //! order, every rejection recorded. Slow on purpose — it is the definition
 //! the fast path is held to, and the record `explain-placement` prints.
 

@@ -176,7 +176,8 @@ impl<'i> Fleet<'i> {
         p.holders.binary_search(&node).is_ok()
     }
 
-    /// The checks that do not change while a plan is made, in SPEC order:
+    /// The checks that do not change while a plan is made, in the order of
+    /// docs/placement.md:
     /// selector, engine, memory, disk.
     pub fn static_check(&self, node: u32, p: &Compiled<'_>) -> Result<(), Reason> {
         let n = self.node(node);

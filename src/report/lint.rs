@@ -85,7 +85,7 @@ pub fn github(diags: &[Diag]) -> String {
             props.push(format!("line={line}"));
             props.push(format!("col={col}"));
         }
-        // SPEC §2: `::error file=F,line=L,col=C::message`; the code goes at
+        // GitHub's form: `::error file=F,line=L,col=C::message`; the code goes at
         // the end of the message, where the annotation shows it.
         let mut message = format!("{} [{}]", d.message, d.code.as_str());
         if let Some(h) = &d.help {

@@ -45,7 +45,7 @@ impl<'a> Names<'a> {
         }
     }
 
-    /// The exact reason texts of SPEC §5.
+    /// The exact reason texts (docs/placement.md, "Reasons").
     pub fn reason(&self, reason: Reason, p: &Profile) -> String {
         match reason {
             Reason::State(s) => format!("node is {}", s.as_str()),

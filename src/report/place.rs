@@ -1,4 +1,4 @@
-//! `place` output: the plan as JSON (SPEC §5) or as a table with the
+//! `place` output: the plan as JSON (docs/placement.md) or as a table with the
 //! unplaced replicas explained.
 
 use std::fmt::Write as _;

@@ -41,3 +41,16 @@ fn completions_and_man_pages_are_fresh() {
         "stale generated files: {stale:?}\nrun: LLMGW_REGENERATE=1 cargo test --test it generated"
     );
 }
+
+#[test]
+fn every_man_page_says_exit_status_environment_files_and_examples() {
+    let pages = llmgw::commands::generate::man_pages().unwrap();
+    for (name, bytes) in &pages {
+        let text = String::from_utf8_lossy(bytes);
+        for section in [".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH FILES"] {
+            assert!(text.contains(section), "{name} has no {section}");
+        }
+    }
+    let with_examples = pages.iter().filter(|(_, b)| String::from_utf8_lossy(b).contains(".SH EXAMPLES")).count();
+    assert_eq!(with_examples, pages.len(), "every page has examples");
+}

@@ -1,4 +1,4 @@
-//! SPEC §5, one rule at a time: a small inventory written for the rule, the
+//! The placement rules (docs/placement.md), one at a time: a small inventory written for the rule, the
 //! real binary, and the exact JSON it must print.
 
 use crate::common::*;
