@@ -389,7 +389,7 @@ pub fn fleet_checks(cat: &Catalog, inv: &crate::inventory::Inventory) -> Vec<Dia
         }
         if n.reports_engines() {
             any_reports_engines = true;
-            engines_seen.extend(n.engines.keys().map(String::as_str));
+            engines_seen.extend(n.engine_names());
         }
     }
     let mut out = Vec::new();

@@ -364,10 +364,11 @@ mod tests {
             .enumerate()
             .map(|(i, t)| Node {
                 id: format!("{i}{t}"),
+                discovered_by: Some(t.to_string()),
                 state: State::Ready,
                 labels: [(t.to_string(), t.to_string())].into(),
                 memory_total_mb: 0,
-                engines: [("vllm".to_string(), t.to_string())].into(),
+                engines: Some([("vllm".to_string(), t.to_string())].into()),
                 weights: Some(vec![t.to_string()]),
                 disk: None,
                 gpus: vec![Gpu {
@@ -382,7 +383,7 @@ mod tests {
                     nvlink_peers: Vec::new(),
                     healthy: true,
                 }],
-                fabrics: vec![Fabric { name: format!("f{t}"), hcas: vec![t.to_string()] }],
+                fabrics: vec![Fabric { name: format!("f{t}"), hcas: Some(vec![t.to_string()]) }],
                 allocations: Vec::new(),
                 origin: None,
             })

@@ -192,13 +192,17 @@ pub fn synthesize(groups: &[Group], cordoned: f64, load: f64, seed: u64, prefix:
                 state,
                 labels,
                 memory_total_mb: sh.memory_mb,
-                engines: sh.engines.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+                discovered_by: None,
+                engines: Some(sh.engines.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
                 weights: None,
                 disk: Some(Disk { path: "/models".into(), free_bytes, total_bytes }),
                 gpus,
                 fabrics: match &g.fabric {
                     Some(f) if sh.hcas > 0 => {
-                        vec![Fabric { name: f.clone(), hcas: (0..sh.hcas).map(|i| format!("mlx5_{i}")).collect() }]
+                        vec![Fabric {
+                            name: f.clone(),
+                            hcas: Some((0..sh.hcas).map(|i| format!("mlx5_{i}")).collect()),
+                        }]
                     }
                     _ => Vec::new(),
                 },

@@ -152,8 +152,10 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
         }
     }
 
+    // Every list discovery looked for is written, empty or not: a node it
+    // describes is held to them (no model dirs: it looked, in none).
     let (weights, disk) = if cfg.model_dirs.is_empty() {
-        (None, None)
+        (Some(Vec::new()), None)
     } else {
         let mut w = Vec::new();
         for d in &cfg.model_dirs {
@@ -171,14 +173,15 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
     let id = cfg.id.clone().unwrap_or_else(|| hostname(&m.root));
     let node = Node {
         id,
+        discovered_by: Some(format!("llmgw {}", env!("CARGO_PKG_VERSION"))),
         state: cfg.state.unwrap_or(State::Ready),
         labels: cfg.labels.clone(),
         memory_total_mb: memory_total_mb(&m.root),
-        engines,
+        engines: Some(engines),
         weights,
         disk,
         gpus,
-        fabrics: fabrics.into_iter().map(|(name, hcas)| Fabric { name, hcas }).collect(),
+        fabrics: fabrics.into_iter().map(|(name, hcas)| Fabric { name, hcas: Some(hcas) }).collect(),
         allocations: Vec::new(),
         origin: None,
     };

@@ -66,6 +66,7 @@ fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
     if id.as_deref() == Some("") {
         dec.error(Code::EmptyNodeId, id_span, "a node's id is empty".into(), "empty id", None);
     }
+    let discovered_by = t.optional(dec, "discovered_by", |dec, n| dec.string(n, "discovered_by"));
     let state = t.optional(dec, "state", |dec, n| {
         let s = dec.string(n, "state")?;
         super::check::state(dec, &s, n.span)
@@ -85,10 +86,11 @@ fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
         |m: Option<Vec<crate::decode::MapEntry>>| m.unwrap_or_default().into_iter().map(|e| (e.key, e.value)).collect();
     let mut n = Node {
         id: id.unwrap_or_default(),
+        discovered_by: discovered_by.ok().flatten(),
         state: state.ok().flatten().unwrap_or(State::Ready),
         labels: pairs(labels.ok().flatten()),
         memory_total_mb: memory_total_mb.ok().flatten().unwrap_or(0),
-        engines: pairs(engines.ok().flatten()),
+        engines: engines.ok().flatten().map(|e| pairs(Some(e))),
         weights: weights.unwrap_or(Some(Vec::new())),
         disk: disk.ok().flatten(),
         gpus: Vec::new(),
@@ -148,7 +150,7 @@ fn fabric(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Fabric> {
         dec.error(Code::MissingField, at, "a fabric's name is empty".into(), "empty", None);
         return None;
     }
-    Some(Fabric { name: name?, hcas: hcas.ok()?.unwrap_or_default() })
+    Some(Fabric { name: name?, hcas: hcas.ok()? })
 }
 
 fn allocation(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<AllocPart> {

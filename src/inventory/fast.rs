@@ -142,10 +142,11 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
         .collect();
     let mut node = Node {
         id: n.id,
+        discovered_by: n.discovered_by,
         state,
         labels: n.labels.0,
         memory_total_mb: n.memory_total_mb,
-        engines: n.engines.0,
+        engines: n.engines.map(|e| e.0),
         weights: n.weights,
         disk: n.disk.map(|d| Disk { path: d.path, free_bytes: d.free_bytes, total_bytes: d.total_bytes }),
         gpus: Vec::new(),

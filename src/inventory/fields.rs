@@ -21,13 +21,15 @@ pub struct RawInventory {
 pub struct RawNode {
     pub id: String,
     #[serde(default, deserialize_with = "some")]
+    pub discovered_by: Option<String>,
+    #[serde(default, deserialize_with = "some")]
     pub state: Option<String>,
     #[serde(default)]
     pub labels: UniqueMap,
     #[serde(default)]
     pub memory_total_mb: u64,
-    #[serde(default)]
-    pub engines: UniqueMap,
+    #[serde(default, deserialize_with = "some")]
+    pub engines: Option<UniqueMap>,
     #[serde(default, deserialize_with = "some")]
     pub weights: Option<Vec<String>>,
     #[serde(default, deserialize_with = "some")]
@@ -78,8 +80,8 @@ pub struct RawGpu {
 #[serde(deny_unknown_fields)]
 pub struct RawFabric {
     pub name: String,
-    #[serde(default)]
-    pub hcas: Vec<String>,
+    #[serde(default, deserialize_with = "some")]
+    pub hcas: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]

@@ -53,16 +53,20 @@ pub struct Inventory {
 #[derive(Clone, Debug, Serialize)]
 pub struct Node {
     pub id: String,
+    /// Set by `discover` ("llmgw 0.1.0"): engines and weights were looked
+    /// for, so those lists are complete and an empty one means none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discovered_by: Option<String>,
     pub state: State,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "is_zero")]
     pub memory_total_mb: u64,
-    /// Engine -> version ("" when only its presence is known). Empty means
-    /// the node does not report engines (an older agent): never a reason to
-    /// reject it.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub engines: BTreeMap<String, String>,
+    /// Engine -> version ("" when only its presence is known). Absent or
+    /// empty, on a node not discovered by llmgw, means the node does not
+    /// report engines (an older agent): never a reason to reject it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engines: Option<BTreeMap<String, String>>,
     /// `None`: the node never looked for weights; `Some([])`: it looked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weights: Option<Vec<String>>,
@@ -122,7 +126,10 @@ pub struct Gpu {
 #[derive(Clone, Debug, Serialize)]
 pub struct Fabric {
     pub name: String,
-    pub hcas: Vec<String>,
+    /// The node's adapters on it; `None`: not reported (an import from a
+    /// scheduler cannot know them), never a reason to reject.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hcas: Option<Vec<String>>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -136,8 +143,14 @@ impl Node {
     pub fn fabric(&self, name: &str) -> Option<&Fabric> {
         self.fabrics.iter().find(|f| f.name == name)
     }
+    /// Whether the node's engine list can say no: it was discovered by llmgw,
+    /// or it lists some.
     pub fn reports_engines(&self) -> bool {
-        !self.engines.is_empty()
+        self.discovered_by.is_some() || self.engines.as_ref().is_some_and(|e| !e.is_empty())
+    }
+    /// The engines listed (none when not reported).
+    pub fn engine_names(&self) -> impl Iterator<Item = &str> {
+        self.engines.iter().flat_map(|e| e.keys().map(String::as_str))
     }
     /// Whether the node is known to hold these weights.
     pub fn holds(&self, source: &str) -> bool {

@@ -104,7 +104,8 @@ impl<'i> Fleet<'i> {
             for fab in &node.fabrics {
                 let id = f.fabrics.binary_search(&fab.name.as_str()).unwrap_or(0) as u32;
                 if !attach.iter().any(|a| a.0 == id) {
-                    attach.push((id, !fab.hcas.is_empty()));
+                    // Adapters not reported pass; reported as none, fail.
+                    attach.push((id, fab.hcas.as_ref().is_none_or(|h| !h.is_empty())));
                 }
             }
             f.attach.push(attach);
@@ -116,7 +117,7 @@ impl<'i> Fleet<'i> {
                     }
                 }
             }
-            f.engine_sets.push(node.reports_engines().then(|| node.engines.keys().map(String::as_str).collect()));
+            f.engine_sets.push(node.reports_engines().then(|| node.engine_names().collect()));
         }
         f.gpu_base.push(f.gpu_class.len() as u32);
         f.holders = holders.into_iter().map(|(k, v)| (k, Rc::from(v))).collect();

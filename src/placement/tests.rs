@@ -25,8 +25,11 @@ struct GenNode {
     unhealthy: u8,
     used: u8,
     peers: u8,
-    fabrics: Vec<(usize, bool)>,
+    /// Fabric, and its adapters: 0 some, 1 none (`[]`), 2 not reported.
+    fabrics: Vec<(usize, u8)>,
     engines: Option<Vec<usize>>,
+    /// Discovered by llmgw: its (possibly empty) engine list is complete.
+    discovered: bool,
     memory_gb: Option<u32>,
     weights: Option<Vec<u8>>,
     disk_gb: Option<u32>,
@@ -65,8 +68,8 @@ fn node_strategy() -> impl Strategy<Value = GenNode> {
             prop::sample::select(vec![0u8, 0, 1, 2, 3, 5, 8]),
             0u8..5,
         ),
-        prop::collection::vec((0..FABRICS.len(), prop::bool::weighted(0.9)), 0..3),
-        prop::option::weighted(0.7, prop::collection::vec(0..ENGINES.len(), 1..4)),
+        prop::collection::vec((0..FABRICS.len(), prop::sample::select(vec![0u8, 0, 0, 0, 0, 0, 0, 1, 2, 2])), 0..3),
+        (prop::option::weighted(0.7, prop::collection::vec(0..ENGINES.len(), 0..4)), prop::bool::weighted(0.3)),
         prop::option::of(0u32..2048),
         prop::option::weighted(0.7, prop::collection::vec(0u8..3, 0..3)),
         prop::option::of(0u32..1000),
@@ -77,13 +80,14 @@ fn node_strategy() -> impl Strategy<Value = GenNode> {
             |(
                 (state, zone, class, gpus, unhealthy, used, peers),
                 fabrics,
-                engines,
+                (engines, discovered),
                 memory_gb,
                 weights,
                 disk_gb,
                 runs,
                 cpu_allocs,
             )| GenNode {
+                discovered: discovered && engines.is_some(),
                 state,
                 zone,
                 class,
@@ -138,6 +142,9 @@ fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
         let state = ["ready", "ready", "ready", "ready", "ready", "ready", "ready", "cordoned", "draining", "down"]
             [n.state as usize];
         let _ = writeln!(s, "[[node]]\nid = \"n{i:03}\"\nstate = \"{state}\"\nlabels = {{ zone = \"z{}\" }}", n.zone);
+        if n.discovered {
+            let _ = writeln!(s, "discovered_by = \"llmgw test\"");
+        }
         if let Some(e) = &n.engines {
             let list: Vec<String> =
                 e.iter().collect::<BTreeSet<_>>().iter().map(|&&e| format!("\"{}\" = \"\"", ENGINES[e])).collect();
@@ -180,9 +187,13 @@ fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
                 g >= n.unhealthy
             );
         }
-        for (f, adapters) in n.fabrics.iter().copied().collect::<BTreeMap<usize, bool>>() {
-            let hcas = if adapters { "[\"mlx5_0\"]" } else { "[]" };
-            let _ = writeln!(s, "[[node.fabric]]\nname = \"{}\"\nhcas = {hcas}", FABRICS[f]);
+        for (f, adapters) in n.fabrics.iter().copied().collect::<BTreeMap<usize, u8>>() {
+            let _ = writeln!(s, "[[node.fabric]]\nname = \"{}\"", FABRICS[f]);
+            match adapters {
+                0 => s.push_str("hcas = [\"mlx5_0\"]\n"),
+                1 => s.push_str("hcas = []\n"),
+                _ => {}
+            }
         }
         let used = n.used.min(n.gpus);
         if used > 0 {
@@ -264,7 +275,7 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
             let n = &inv.nodes[a.node as usize];
             prop_assert!(n.state.schedulable(), "placed on {} which is {:?}", n.id, n.state);
             if n.reports_engines() {
-                prop_assert!(n.engines.contains_key(prof.engine.name));
+                prop_assert!(n.engine_names().any(|e| e == prof.engine.name), "engine not on {}", n.id);
             }
             for (k, v) in &prof.node_selector {
                 prop_assert_eq!(n.labels.get(k), Some(v));
@@ -281,7 +292,8 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
             if let Some(f) = pl.fabric {
                 let fabric = super::Fleet::new(inv).fabrics[f as usize].to_string();
                 let fab = n.fabric(&fabric);
-                prop_assert!(fab.is_some_and(|f| !f.hcas.is_empty()), "node not on the replica's fabric");
+                let adapters = |f: &crate::inventory::Fabric| f.hcas.as_ref().is_none_or(|h| !h.is_empty());
+                prop_assert!(fab.is_some_and(adapters), "node not on the replica's fabric, or no adapters on it");
                 fabrics_seen.insert(fabric);
             }
         }

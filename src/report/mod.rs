@@ -106,7 +106,7 @@ impl<'a> Names<'a> {
 
     pub fn hcas(&self, placement: &Placement, node: u32) -> &'a [String] {
         match placement.fabric {
-            Some(f) => self.fleet.node(node).fabric(self.fabric(f)).map_or(&[], |fab| fab.hcas.as_slice()),
+            Some(f) => self.fleet.node(node).fabric(self.fabric(f)).and_then(|fab| fab.hcas.as_deref()).unwrap_or(&[]),
             None => &[],
         }
     }

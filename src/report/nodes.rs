@@ -4,6 +4,8 @@ use serde::Serialize;
 
 use crate::placement::Fleet;
 
+static NONE: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+
 #[derive(Serialize)]
 struct NodesDoc<'a> {
     nodes: Vec<NodeRow<'a>>,
@@ -53,7 +55,7 @@ fn rows<'a>(fleet: &'a Fleet<'a>, selector: &[(String, String)]) -> Vec<NodeRow<
                 labels: &n.labels,
                 gpus: classes,
                 fabrics: n.fabrics.iter().map(|f| f.name.as_str()).collect(),
-                engines: n.reports_engines().then_some(&n.engines),
+                engines: if n.reports_engines() { Some(n.engines.as_ref().unwrap_or(&NONE)) } else { None },
                 memory_total_mb: (n.memory_total_mb > 0).then_some(n.memory_total_mb),
                 disk_free_bytes: n.disk.as_ref().filter(|d| d.total_bytes > 0).map(|d| d.free_bytes),
                 allocations: n.allocations.len(),

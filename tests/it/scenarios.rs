@@ -456,3 +456,45 @@ fn gpu_class_names_normalise_on_both_sides() {
     let v = place(catalog, inv);
     assert_eq!(v["placements"][0]["pool"], "none/h100-80gb-hbm3");
 }
+
+#[test]
+fn a_discovered_node_is_held_to_its_engine_list_an_older_agent_is_not() {
+    let catalog = "[[model]]\nname = \"m\"\nreplicas = 2\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n";
+    // The laptop was discovered by llmgw and has no engines; the old agent
+    // reports none at all.
+    let inventory = "[[node]]\nid = \"laptop\"\ndiscovered_by = \"llmgw 0.1.0\"\nengines = {}\nweights = []\n\n\
+                     [[node]]\nid = \"old-agent\"\n";
+    let v = place(catalog, inventory);
+    assert_eq!(chosen(&v), vec![vec!["old-agent".to_string()]]);
+    assert_eq!(
+        v["unplaced"][0]["rejections"],
+        json!([
+            {"profile": "cpu", "pool": "none/cpu", "node": "laptop", "reason": "does not have llama.cpp installed"},
+            {"profile": "cpu", "pool": "none/cpu", "node": "old-agent",
+             "reason": "already hosts this model; spreading across failure domains"}
+        ])
+    );
+}
+
+#[test]
+fn adapters_not_reported_pass_reported_as_none_fail() {
+    let catalog = "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"2x8\"\nengine = \"vllm\"\n\
+                   gpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\nnodes = 2\n";
+    let node = |id: &str, hcas: &str| {
+        format!("[[node]]\nid = \"{id}\"\n{}[[node.fabric]]\nname = \"spine-1\"\n{hcas}\n", h100(8))
+    };
+    // An import from a scheduler knows the fabric, not the adapters.
+    let inventory = node("a", "") + &node("b", "") + &node("c", "hcas = []");
+    let v = place(catalog, &inventory);
+    assert_eq!(chosen(&v), vec![vec!["a".to_string(), "b".to_string()]]);
+    assert_eq!(v["placements"][0]["nodes"][0]["hcas"], json!([]));
+    let inventory = node("a", "") + &node("c", "hcas = []");
+    let v = place(catalog, &inventory);
+    assert_eq!(
+        reasons(&v),
+        vec![
+            ("spine-1/h100-80gb-hbm3".into(), "c".into(), "attached to spine-1 but reports no adapters for it".into()),
+            ("spine-1/h100-80gb-hbm3".into(), "".into(), "needs 2 nodes, only 1 qualify".into()),
+        ]
+    );
+}
