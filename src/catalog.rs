@@ -18,6 +18,9 @@ pub struct Model {
     pub name: String,
     pub name_span: Span,
     pub source: Option<String>,
+    /// The weights' size in bytes, from `weights_gb` or `params_b` x `dtype`;
+    /// `None` when the catalog does not say.
+    pub weight_bytes: Option<f64>,
     pub replicas: u32,
     pub profiles: Vec<Profile>,
 }
@@ -56,11 +59,16 @@ impl Profile {
 }
 
 pub const MAX_NODES: u64 = 1024;
+
 pub const MAX_GPUS_PER_NODE: u64 = 64;
 const MAX_REPLICAS: u64 = 1_000_000;
 
 const ROOT_FIELDS: &[&str] = &["model"];
-const MODEL_FIELDS: &[&str] = &["name", "source", "replicas", "profile"];
+const MODEL_FIELDS: &[&str] = &["name", "source", "replicas", "params_b", "dtype", "weights_gb", "profile"];
+
+/// Weight types and their bytes per parameter.
+pub const DTYPES: &[(&str, f64)] =
+    &[("bf16", 2.0), ("fp16", 2.0), ("fp8", 1.0), ("int8", 1.0), ("int4", 0.5), ("fp4", 0.5)];
 const PROFILE_FIELDS: &[&str] = &[
     "name",
     "engine",
@@ -121,6 +129,17 @@ fn model(dec: &mut Decoder, node: &doc::Node<'_>) -> Option<Model> {
         Some(n) => dec.uint(n, "replicas", MAX_REPLICAS).map(|v| v as u32),
         None => Some(1),
     };
+    let params_b = t.optional(dec, "params_b", |dec, n| dec.positive(n, "params_b"));
+    let dtype = t.optional(dec, "dtype", |dec, n| {
+        let d = dec.string(n, "dtype")?;
+        let known = DTYPES.iter().find(|(k, _)| *k == d).map(|(_, b)| *b);
+        if known.is_none() {
+            let help = suggest(&d, DTYPES.iter().map(|(k, _)| *k), "the weight types are");
+            dec.error(Code::UnknownDtype, n.span, format!("unknown dtype `{d}`"), "not a weight type", Some(help));
+        }
+        known
+    });
+    let weights_gb = t.optional(dec, "weights_gb", |dec, n| dec.positive(n, "weights_gb"));
     let mut profiles = Vec::new();
     let mut profiles_ok = true;
     if let Some(list) = t.get("profile") {
@@ -144,7 +163,13 @@ fn model(dec: &mut Decoder, node: &doc::Node<'_>) -> Option<Model> {
         dec.error(Code::MissingField, name_span, "a model's name is empty".into(), "empty", None);
     }
     let (name, replicas) = (name?, replicas?);
-    profiles_ok.then_some(Model { name, name_span, source, replicas, profiles })
+    // weights_gb (10^9 bytes) wins; else parameters times bytes per parameter.
+    let weight_bytes = match (weights_gb.ok()?, params_b.ok()?, dtype.ok()?) {
+        (Some(gb), _, _) => Some(gb * 1e9),
+        (None, Some(b), d) => Some(b * 1e9 * d.unwrap_or(2.0)),
+        (None, None, _) => None,
+    };
+    profiles_ok.then_some(Model { name, name_span, source, weight_bytes, replicas, profiles })
 }
 
 fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) -> Option<Profile> {

@@ -121,6 +121,29 @@ impl Decoder {
         }
     }
 
+    /// A number (integer or float) greater than 0, like a parameter count.
+    pub fn positive(&mut self, node: &Node<'_>, field: &str) -> Option<f64> {
+        let x = match node.value {
+            Value::Int(i) => i as f64,
+            Value::Float(f) => f,
+            _ => {
+                self.wrong_type(node, field, "a number");
+                return None;
+            }
+        };
+        if !(x.is_finite() && x > 0.0) {
+            self.error(
+                Code::OutOfRange,
+                node.span,
+                format!("`{field}` must be a number above 0, found {x}"),
+                "not above 0",
+                Some("write the size of the model, e.g. 70.6".into()),
+            );
+            return None;
+        }
+        Some(x)
+    }
+
     /// A non-negative integer no larger than `max`.
     pub fn uint(&mut self, node: &Node<'_>, field: &str, max: u64) -> Option<u64> {
         let i = self.int(node, field)?;

@@ -36,6 +36,9 @@ codes! {
     DuplicateModel => "llmgw::catalog::duplicate-model", "two models with one name";
     DuplicateProfile => "llmgw::catalog::duplicate-profile", "two profiles with one name in a model";
     UnknownEngine => "llmgw::catalog::unknown-engine", "an engine llmgw does not know";
+    UnknownDtype => "llmgw::catalog::unknown-dtype", "a dtype other than bf16, fp16, fp8, int8, int4, fp4";
+    FitTooSmall => "llmgw::fit::too-small", "a profile whose GPUs cannot hold even the weights";
+    FitMargins => "llmgw::fit::margins", "a profile whose GPUs hold the weights but not the room to serve them";
     GpuClassRequired => "llmgw::catalog::gpu-class-required", "a GPU-only engine with no gpu_class";
     NodesRange => "llmgw::catalog::nodes-range", "nodes outside 1..=1024";
     GpusPerNodeRange => "llmgw::catalog::gpus-per-node-range", "gpus_per_node outside 1..=64 on a GPU profile";

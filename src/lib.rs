@@ -12,6 +12,7 @@ pub mod discovery;
 pub mod doc;
 pub mod engine_check;
 pub mod engines;
+pub mod fit;
 pub mod input;
 pub mod inventory;
 pub mod load;

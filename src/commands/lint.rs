@@ -44,6 +44,7 @@ pub fn run(a: &cli::LintArgs) -> Outcome {
             if let Some(inv) = &inv {
                 diags.extend(crate::catalog::fleet_checks(cat, inv));
             }
+            diags.extend(crate::fit::checks(cat, inv.as_ref()));
         }
         all.extend(diags);
     }

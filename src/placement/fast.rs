@@ -47,6 +47,8 @@ struct Shape {
     min_disk_gb: u64,
     /// Only when the disk check applies: it is skipped where these weights are.
     disk_source: Option<String>,
+    /// The memory fit: the class and the bytes needed (as bits, to hash).
+    fit: Option<(Option<String>, u64)>,
 }
 
 struct Passing {
@@ -153,6 +155,7 @@ impl Index {
             min_memory_gb: prof.min_memory_gb,
             min_disk_gb: if disk_applies { prof.min_disk_gb } else { 0 },
             disk_source: if disk_applies { prof.source.clone() } else { None },
+            fit: p.need.map(|need| (prof.gpu_class.clone(), need.to_bits())),
         };
         if let Some(set) = self.passing.get(&shape) {
             return set.clone();
@@ -160,7 +163,10 @@ impl Index {
         let n = fleet.node_count();
         let mut set = Passing { bits: vec![0; (n as usize).div_ceil(64)], list: Vec::new() };
         for node in 0..n {
-            if fleet.state_reason(node).is_none() && fleet.static_check(node, p).is_ok() {
+            if fleet.state_reason(node).is_none()
+                && fleet.static_check(node, p).is_ok()
+                && fleet.fit_check(node, p).is_ok()
+            {
                 set.bits[(node / 64) as usize] |= 1 << (node % 64);
                 set.list.push(node);
             }

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use crate::catalog::{Catalog, Profile};
 use crate::inventory::{Inventory, State};
 
-pub use state::Fleet;
+pub use state::{Fleet, NEED_FACTOR, USABLE};
 
 /// Where a rejection happened: which pool of which profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -58,6 +58,17 @@ pub enum Reason {
     },
     Gpus {
         free: u32,
+    },
+    /// The smallest GPU of the class, less the margin, cannot hold this
+    /// profile's share of the weights and their room (whole GiB).
+    GpuFit {
+        have_gib: u64,
+        need_gib: u64,
+    },
+    /// Host memory, less the margin, cannot hold a CPU replica (whole GiB).
+    HostFit {
+        have_gib: u64,
+        need_gib: u64,
     },
     NoFabric,
     PoolTooSmall {
@@ -255,7 +266,7 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
             existing_of_explained = (0..model.replicas).filter(|&r| have[r as usize]).collect();
         }
         let order = profile_order(&model.profiles);
-        let compiled: Vec<_> = model.profiles.iter().map(|p| fleet.compile(p)).collect();
+        let compiled: Vec<_> = model.profiles.iter().map(|p| fleet.compile(p, model.weight_bytes)).collect();
         // A profile that failed once fails for every later replica of the
         // model: free GPUs only shrink and the avoid set only grows.
         let mut failed = vec![false; model.profiles.len()];

@@ -38,12 +38,14 @@ fn check(fleet: &Fleet<'_>, node: u32, p: &Compiled<'_>, fabric: Option<u32>) ->
     }
     fleet.static_check(node, p)?;
     if p.profile.cpu_only() {
+        fleet.fit_check(node, p)?;
         return Ok(Some(0));
     }
     let free = fleet.free_of(node, p.class);
     if free < p.profile.gpus_per_node {
         return Err(Reason::Gpus { free });
     }
+    fleet.fit_check(node, p)?;
     Ok(Some(free))
 }
 

@@ -42,7 +42,19 @@ pub struct Compiled<'p> {
     /// The GPU class's id, if any node has that class.
     pub class: Option<u32>,
     pub holders: Rc<[u32]>,
+    /// Bytes the replica needs per GPU (a GPU profile) or of host memory (a
+    /// CPU-only one), when the model gives its size: the weights and room
+    /// for activations and KV cache.
+    pub need: Option<f64>,
 }
+
+/// Room a replica needs beyond its weights: 1.2 x the weights in all.
+pub const NEED_FACTOR: f64 = 1.2;
+/// The share of a device's memory an engine uses (vLLM's default
+/// `gpu_memory_utilization`).
+pub const USABLE: f64 = 0.9;
+const MIB: f64 = 1024.0 * 1024.0;
+const GIB: f64 = 1024.0 * MIB;
 
 impl<'i> Fleet<'i> {
     pub fn new(inv: &'i Inventory) -> Self {
@@ -138,12 +150,38 @@ impl<'i> Fleet<'i> {
         self.inv.nodes.len() as u32
     }
 
-    pub fn compile<'p>(&self, p: &'p Profile) -> Compiled<'p> {
+    pub fn compile<'p>(&self, p: &'p Profile, weight_bytes: Option<f64>) -> Compiled<'p> {
+        let share = if p.cpu_only() { 1 } else { p.gpus_per_node.max(1) * p.nodes.max(1) };
         Compiled {
             profile: p,
             class: p.gpu_class.as_deref().and_then(|c| self.class_ids.get(c).copied()),
             holders: p.source.as_deref().and_then(|s| self.holders.get(s)).cloned().unwrap_or_else(|| Rc::from([])),
+            need: weight_bytes.map(|w| w * NEED_FACTOR / f64::from(share)),
         }
+    }
+
+    /// Whether the replica fits the node's memory: its share per GPU within
+    /// 0.9 of the smallest GPU of the class, or a CPU replica within 0.9 of
+    /// the host's memory. Memory not reported is never a reason to reject.
+    pub fn fit_check(&self, node: u32, p: &Compiled<'_>) -> Result<(), Reason> {
+        let Some(need) = p.need else { return Ok(()) };
+        let n = self.node(node);
+        let need_gib = (need / GIB).ceil() as u64;
+        let have_mb = if p.profile.cpu_only() {
+            n.memory_total_mb
+        } else {
+            let class = p.profile.gpu_class.as_deref().unwrap_or_default();
+            n.gpus.iter().filter(|g| g.class == class).map(|g| g.memory_mb).min().unwrap_or(0)
+        };
+        if have_mb == 0 || need <= USABLE * have_mb as f64 * MIB {
+            return Ok(());
+        }
+        let have_gib = (USABLE * have_mb as f64 / 1024.0).floor() as u64;
+        Err(if p.profile.cpu_only() {
+            Reason::HostFit { have_gib, need_gib }
+        } else {
+            Reason::GpuFit { have_gib, need_gib }
+        })
     }
 
     /// Starts a model: marks the nodes that already run any replica of it,

@@ -52,6 +52,8 @@ struct GenProfile {
 
 #[derive(Debug, Clone)]
 struct GenModel {
+    /// weights_gb, when the model gives its size.
+    size_gb: Option<u16>,
     replicas: u8,
     source: Option<u8>,
     profiles: Vec<GenProfile>,
@@ -131,8 +133,13 @@ fn profile_strategy() -> impl Strategy<Value = GenProfile> {
 }
 
 fn model_strategy() -> impl Strategy<Value = GenModel> {
-    (0u8..6, prop::option::weighted(0.7, 0u8..3), prop::collection::vec(profile_strategy(), 0..4))
-        .prop_map(|(replicas, source, profiles)| GenModel { replicas, source, profiles })
+    (
+        0u8..6,
+        prop::option::weighted(0.7, 0u8..3),
+        prop::collection::vec(profile_strategy(), 0..4),
+        prop::option::weighted(0.4, prop::sample::select(vec![8u16, 60, 140, 300, 800])),
+    )
+        .prop_map(|(replicas, source, profiles, size_gb)| GenModel { size_gb, replicas, source, profiles })
 }
 
 fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
@@ -182,9 +189,11 @@ fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
             let class = if i % 3 == 0 && g == 1 { (n.class + 1) % CLASSES.len() } else { n.class };
             let _ = writeln!(
                 s,
-                "[[node.gpu]]\nindex = {g}\nname = \"{}\"\nnvlink_peers = {peers:?}\nhealthy = {}",
+                "[[node.gpu]]\nindex = {g}\nname = \"{}\"\nnvlink_peers = {peers:?}\nhealthy = {}\nmemory_mb = {}",
                 CLASSES[class],
-                g >= n.unhealthy
+                g >= n.unhealthy,
+                // Every fifth node does not report its GPU memory.
+                if i % 5 == 4 { 0 } else { [81559, 81920, 46068][class] }
             );
         }
         for (f, adapters) in n.fabrics.iter().copied().collect::<BTreeMap<usize, u8>>() {
@@ -217,6 +226,9 @@ fn catalog_text(models: &[GenModel]) -> String {
     let mut s = String::new();
     for (mi, m) in models.iter().enumerate() {
         let _ = writeln!(s, "[[model]]\nname = \"m{mi}\"\nreplicas = {}", m.replicas);
+        if let Some(gb) = m.size_gb {
+            let _ = writeln!(s, "weights_gb = {gb}");
+        }
         if let Some(src) = m.source {
             let _ = writeln!(s, "source = \"org/w{src}\"");
         }
@@ -281,6 +293,22 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
                 prop_assert_eq!(n.labels.get(k), Some(v));
             }
             prop_assert_eq!(a.gpus.len() as u32, prof.gpus_per_node);
+            // Memory fit: the share per GPU (or of the host) within 0.9 of it.
+            if let Some(w) = model.weight_bytes {
+                let mib = 1024.0 * 1024.0;
+                let have_mb = match &prof.gpu_class {
+                    None => n.memory_total_mb,
+                    Some(c) => n.gpus.iter().filter(|g| &g.class == c).map(|g| g.memory_mb).min().unwrap_or(0),
+                };
+                let share = if prof.gpu_class.is_none() { 1 } else { prof.gpus_per_node * prof.nodes };
+                let need = w * 1.2 / f64::from(share);
+                prop_assert!(
+                    have_mb == 0 || need <= 0.9 * have_mb as f64 * mib,
+                    "{} does not fit on {}",
+                    model.name,
+                    n.id
+                );
+            }
             for &g in &a.gpus {
                 let gpu = &n.gpus[n.gpu_position(g).expect("a GPU of the node")];
                 prop_assert!(gpu.healthy, "unhealthy GPU chosen");

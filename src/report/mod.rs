@@ -65,6 +65,12 @@ impl<'a> Names<'a> {
             Reason::Gpus { free } => {
                 format!("has {free} free {} GPUs, needs {}", p.class_label(), p.gpus_per_node)
             }
+            Reason::GpuFit { have_gib, need_gib } => {
+                format!("has {have_gib} GiB per {} GPU, needs {need_gib}", p.class_label())
+            }
+            Reason::HostFit { have_gib, need_gib } => {
+                format!("has {have_gib} GiB of memory for weights, needs {need_gib}")
+            }
             Reason::NoFabric => format!("needs {} nodes on one fabric, but no node reports a fabric", p.nodes),
             Reason::PoolTooSmall { qualify } => {
                 format!("needs {} nodes, only {qualify} qualify", p.nodes)
@@ -98,6 +104,12 @@ impl<'a> Names<'a> {
             Reason::Disk { have_gb } => format!("{has} {have_gb} GB free for weights, needs {}", p.min_disk_gb),
             Reason::Gpus { free } => {
                 format!("{has} {free} free {} GPUs, needs {}", p.class_label(), p.gpus_per_node)
+            }
+            Reason::GpuFit { have_gib, need_gib } => {
+                format!("{has} {have_gib} GiB per {} GPU, needs {need_gib}", p.class_label())
+            }
+            Reason::HostFit { have_gib, need_gib } => {
+                format!("{has} {have_gib} GiB of memory for weights, needs {need_gib}")
             }
             Reason::NoFabric | Reason::PoolTooSmall { .. } => return self.reason(reason, p),
         };

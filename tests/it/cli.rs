@@ -207,3 +207,38 @@ fn lint_checks_an_inventory_alone_and_against_catalogs() {
     let out = run(&["lint", "examples/fleet.toml", "catalog/fleet.toml", "--deny-warnings"]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
 }
+
+#[test]
+fn lint_says_which_profiles_cannot_hold_their_model_and_what_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = write(
+        dir.path(),
+        "c.toml",
+        "[[model]]\nname = \"llama-3.1-405b\"\nparams_b = 405.9\n\
+         [[model.profile]]\nname = \"tp4\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 4\npriority = 2\n\
+         [[model.profile]]\nname = \"tp8\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\npriority = 1\n\
+         [[model.profile]]\nname = \"2x8\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\nnodes = 2\n\
+         [[model]]\nname = \"llama-3.1-70b\"\nparams_b = 70.6\n\
+         [[model.profile]]\nname = \"tp2\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 2\n",
+    );
+    // Without a fleet, the 80gb in the class name is the GPU's memory.
+    let out = run(&["lint", c.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 1, "{}", transcript(&out));
+    let v = json(&out);
+    let d = v["diagnostics"].as_array().unwrap();
+    let brief: Vec<(&str, &str)> =
+        d.iter().map(|d| (d["code"].as_str().unwrap(), d["help"].as_str().unwrap())).collect();
+    // 405B in bf16: 812 GB of weights, more than 4 or 8 GPUs hold; 2 x 8 do.
+    assert_eq!(brief.len(), 3, "{brief:?}");
+    assert_eq!(brief[0].0, "llmgw::fit::too-small");
+    assert!(brief[0].1.ends_with("nodes = 2 with gpus_per_node = 8 would fit"), "{brief:?}");
+    assert_eq!(brief[1].0, "llmgw::fit::too-small");
+    // 70B on 2 GPUs: the weights fit, the room to serve them does not.
+    assert_eq!(brief[2].0, "llmgw::fit::margins");
+    assert!(brief[2].1.ends_with("gpus_per_node = 3 would fit"), "{brief:?}");
+    // With the example fleet, its H100s' real memory is used; the verdicts stand.
+    let out = run(&["lint", c.to_str().unwrap(), "--inventory", "examples/fleet.toml"]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(err.contains("does not fit on 4 h100-80gb-hbm3 GPUs (profile `tp4`)"), "{err}");
+    assert!(err.contains("1 catalog: 2 errors, 1 warning"), "{err}");
+}

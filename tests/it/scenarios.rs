@@ -498,3 +498,44 @@ fn adapters_not_reported_pass_reported_as_none_fail() {
         ]
     );
 }
+
+#[test]
+fn memory_fit_after_the_gpu_count_with_its_reason() {
+    // 405B in bf16 is 810 GB; with the 1.2 room, 243 GB per GPU on TP4.
+    let catalog = "[[model]]\nname = \"llama-3.1-405b\"\nparams_b = 405\n[[model.profile]]\nname = \"tp4\"\n\
+                   engine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 4\n";
+    let gpus = |n: u32| -> String {
+        (0..n)
+            .map(|i| format!("[[node.gpu]]\nindex = {i}\nname = \"NVIDIA H100 80GB HBM3\"\nmemory_mb = 81559\n"))
+            .collect()
+    };
+    let inventory = format!("[[node]]\nid = \"big\"\n{}\n[[node]]\nid = \"small\"\n{}", gpus(8), gpus(2));
+    let v = place(catalog, &inventory);
+    assert_eq!(
+        reasons(&v),
+        vec![
+            ("none/h100-80gb-hbm3".into(), "big".into(), "has 71 GiB per h100-80gb-hbm3 GPU, needs 227".into()),
+            // The GPU count is checked first.
+            ("none/h100-80gb-hbm3".into(), "small".into(), "has 2 free h100-80gb-hbm3 GPUs, needs 4".into()),
+        ]
+    );
+    // Split over 2 x 8 GPUs it fits: 61 GB per GPU.
+    let catalog = catalog.replace("gpus_per_node = 4", "gpus_per_node = 8\nnodes = 2");
+    let node = |id: &str| format!("[[node]]\nid = \"{id}\"\n{}[[node.fabric]]\nname = \"ib\"\n", gpus(8));
+    let v = place(&catalog, &(node("a") + &node("b")));
+    assert_eq!(chosen(&v), vec![vec!["a".to_string(), "b".to_string()]]);
+}
+
+#[test]
+fn host_memory_fit_for_a_cpu_replica_and_unreported_memory_passes() {
+    // 70B in int4: 35 GB, 42 GB with room: 40 GiB.
+    let catalog = "[[model]]\nname = \"m\"\nparams_b = 70\ndtype = \"int4\"\nreplicas = 2\n[[model.profile]]\n\
+                   name = \"cpu\"\nengine = \"llama.cpp\"\n";
+    let inventory = "[[node]]\nid = \"a-small\"\nmemory_total_mb = 32768\n\n[[node]]\nid = \"b-unknown\"\n";
+    let v = place(catalog, inventory);
+    assert_eq!(chosen(&v), vec![vec!["b-unknown".to_string()]]);
+    assert_eq!(v["unplaced"][0]["rejections"][0]["reason"], "has 28 GiB of memory for weights, needs 40");
+    // weights_gb overrides params_b x dtype.
+    let v = place(&catalog.replace("dtype = \"int4\"", "weights_gb = 20"), inventory);
+    assert_eq!(chosen(&v), vec![vec!["a-small".to_string()], vec!["b-unknown".to_string()]]);
+}
