@@ -44,6 +44,8 @@ pub struct Profile {
     pub min_memory_gb: u64,
     pub min_disk_gb: u64,
     pub min_disk_span: Span,
+    /// One MIG device of this profile ("1g.10gb") instead of whole GPUs.
+    pub mig_profile: Option<String>,
     /// The profile's own source, else the model's.
     pub source: Option<String>,
 }
@@ -80,6 +82,7 @@ const PROFILE_FIELDS: &[&str] = &[
     "min_memory_gb",
     "min_disk_gb",
     "source",
+    "mig_profile",
 ];
 
 /// Parses and checks a catalog. The catalog comes back only when no error
@@ -189,6 +192,8 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
     let disk_node = t.get("min_disk_gb");
     let min_disk = disk_node.map(|n| dec.uint(n, "min_disk_gb", u64::MAX >> 1));
     let source = t.get("source").and_then(|n| dec.string(n, "source"));
+    let mig_node = t.get("mig_profile");
+    let mig_profile = mig_node.and_then(|n| dec.string(n, "mig_profile"));
     let span = t.span;
     // A misspelt field (`gpu_clas`) should not also read as a missing one.
     let misspelt = t.finish(dec, PROFILE_FIELDS) > 0;
@@ -215,6 +220,21 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         }
         None => Some(u32::from(gpu_class.is_some())),
     };
+    // A MIG device is one slice of one GPU: one per node, one node.
+    if let (Some(_), Some(n)) = (&mig_profile, mig_node) {
+        let g = gpus_per_node.unwrap_or(1);
+        let k = nodes.unwrap_or(1);
+        if gpu_class.is_none() || g != 1 || k != 1 {
+            dec.error(
+                Code::MigProfileShape,
+                n.span,
+                format!("a mig_profile places one MIG device, but this profile asks for {g} GPUs on each of {k} nodes"),
+                "one MIG device",
+                Some("set gpus_per_node = 1 and nodes = 1 (and a gpu_class) on a profile with mig_profile".into()),
+            );
+            ok = false;
+        }
+    }
     let node_selector = match selector {
         None => Some(Vec::new()),
         Some(None) => None,
@@ -238,6 +258,7 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         min_memory_gb: min_memory.unwrap_or(Some(0))?,
         min_disk_gb: min_disk.unwrap_or(Some(0))?,
         min_disk_span: disk_node.map_or(span, |n| n.span),
+        mig_profile,
         source: source.or_else(|| model_source.map(str::to_owned)),
     })
 }

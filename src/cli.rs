@@ -172,8 +172,9 @@ pub struct DiscoverArgs {
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// Take the GPUs from this JSON file instead of NVML: a list of
-    /// {index, name, memory_mb, uuid, pci_bus_id, mig, active_links}, where
-    /// active_links are the remote PCI bus ids of the GPU's active NVLinks
+    /// {index, name, memory_mb, uuid, pci_bus_id, mig, active_links,
+    /// mig_devices}, where active_links are the remote PCI bus ids of the
+    /// GPU's active NVLinks and mig_devices [{index, profile, memory_mb, uuid}]
     #[arg(long, value_name = "FILE")]
     pub gpu_facts: Option<PathBuf>,
 }

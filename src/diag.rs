@@ -37,6 +37,7 @@ codes! {
     DuplicateProfile => "llmgw::catalog::duplicate-profile", "two profiles with one name in a model";
     UnknownEngine => "llmgw::catalog::unknown-engine", "an engine llmgw does not know";
     UnknownDtype => "llmgw::catalog::unknown-dtype", "a dtype other than bf16, fp16, fp8, int8, int4, fp4";
+    MigProfileShape => "llmgw::catalog::mig-profile-shape", "a mig_profile on a profile that is not one GPU on one node";
     FitTooSmall => "llmgw::fit::too-small", "a profile whose GPUs cannot hold even the weights";
     FitMargins => "llmgw::fit::margins", "a profile whose GPUs hold the weights but not the room to serve them";
     GpuClassRequired => "llmgw::catalog::gpu-class-required", "a GPU-only engine with no gpu_class";
@@ -57,6 +58,11 @@ codes! {
     UnknownPeer => "llmgw::inventory::unknown-peer", "an NVLink peer that is not a GPU of the node";
     UnknownState => "llmgw::inventory::unknown-state", "a node state other than ready, cordoned, draining, down";
     NoState => "llmgw::inventory::no-state", "a node with no state, taken as ready";
+    MigWithoutMigMode => "llmgw::inventory::mig-without-mig-mode", "MIG devices on a GPU without mig = true";
+    DuplicateMig => "llmgw::inventory::duplicate-mig", "two MIG devices with one index on a GPU";
+    UnknownMig => "llmgw::inventory::unknown-mig-device", "an allocation naming a MIG device the GPU does not have";
+    MigHeldTwice => "llmgw::inventory::mig-device-held-twice", "a MIG device held by two allocations";
+    MigNeedsOneGpu => "llmgw::inventory::mig-needs-one-gpu", "mig_devices in an allocation that does not name exactly one GPU";
     DefaultPrefixFabric => "llmgw::inventory::default-prefix-fabric", "a fabric named after its subnet manager";
     UnusedGpuClass => "llmgw::inventory::unused-gpu-class", "a GPU class that no profile of the catalogs given asks for";
     NoGpus => "llmgw::discover::no-gpus", "NVML reported no GPUs: a CPU-only node";

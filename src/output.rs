@@ -382,6 +382,7 @@ mod tests {
                     class: String::new(),
                     nvlink_peers: Vec::new(),
                     healthy: true,
+                    mig_devices: Vec::new(),
                 }],
                 fabrics: vec![Fabric { name: format!("f{t}"), hcas: Some(vec![t.to_string()]) }],
                 allocations: Vec::new(),

@@ -168,6 +168,7 @@ pub fn synthesize(groups: &[Group], cordoned: f64, load: f64, seed: u64, prefix:
                         NvLink::None => Vec::new(),
                     },
                     healthy: true,
+                    mig_devices: Vec::new(),
                 })
                 .collect();
             let mut labels = g.labels.clone();
@@ -181,7 +182,12 @@ pub fn synthesize(groups: &[Group], cordoned: f64, load: f64, seed: u64, prefix:
             };
             let busy = (0..sh.gpus).filter(|_| rng.unit() < load).count() as u32;
             let allocations = if busy > 0 {
-                vec![Allocation { model: "synthetic-load".into(), replica: serial as u32, gpus: (0..busy).collect() }]
+                vec![Allocation {
+                    model: "synthetic-load".into(),
+                    replica: serial as u32,
+                    gpus: (0..busy).collect(),
+                    mig_devices: Vec::new(),
+                }]
             } else {
                 Vec::new()
             };

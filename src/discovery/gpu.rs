@@ -21,6 +21,29 @@ pub struct GpuFacts {
     /// Remote PCI bus ids of the GPU's active NVLinks.
     #[serde(default)]
     pub active_links: Vec<String>,
+    /// The MIG devices of a GPU in MIG mode.
+    #[serde(default)]
+    pub mig_devices: Vec<MigFacts>,
+}
+
+/// One MIG device, as NVML describes it.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MigFacts {
+    pub index: u32,
+    /// "3g.40gb", from the device name "NVIDIA A100-SXM4-80GB MIG 3g.40gb".
+    pub profile: String,
+    #[serde(default)]
+    pub memory_mb: u64,
+    #[serde(default)]
+    pub uuid: Option<String>,
+}
+
+/// The MIG profile in a MIG device's name: the word after "MIG".
+pub fn mig_profile(name: &str) -> Option<String> {
+    let mut words = name.split_whitespace();
+    words.find(|w| *w == "MIG")?;
+    words.next().map(str::to_string)
 }
 
 /// GPU facts from a JSON file (`discover --gpu-facts`): a machine described
@@ -95,6 +118,21 @@ impl GpuSource for Nvml {
                     }
                 }
             }
+            // mig_device_count() is the most the GPU can have, not how many
+            // it has: every index is asked, and the missing ones skipped.
+            let mut mig_devices = Vec::new();
+            if mig == Some(true) {
+                for m in 0..dev.mig_device_count().unwrap_or(0) {
+                    let Ok(md) = dev.mig_device_by_index(m) else { continue };
+                    let name = md.name().unwrap_or_default();
+                    mig_devices.push(MigFacts {
+                        index: m,
+                        profile: mig_profile(&name).unwrap_or(name),
+                        memory_mb: md.memory_info().map_or(0, |x| x.total >> 20),
+                        uuid: md.uuid().ok(),
+                    });
+                }
+            }
             out.push(GpuFacts {
                 index: dev.index().unwrap_or(i),
                 name: dev.name().unwrap_or_else(|_| "unknown".into()),
@@ -103,6 +141,7 @@ impl GpuSource for Nvml {
                 pci_bus_id: dev.pci_info().ok().map(|p| p.bus_id),
                 mig,
                 active_links: links,
+                mig_devices,
             });
         }
         Ok(out)

@@ -25,7 +25,7 @@ pub use config::NodeConfig;
 
 use crate::diag::{Code, Diag};
 use crate::engines::ENGINES;
-use crate::inventory::{Disk, Fabric, Gpu, Node, State, normalize_class};
+use crate::inventory::{Disk, Fabric, Gpu, MigDevice, Node, State, normalize_class};
 
 /// The machine being discovered, seam by seam.
 pub struct Machine {
@@ -118,6 +118,16 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
             class_override: None,
             nvlink_peers: peers,
             healthy: true,
+            mig_devices: f
+                .mig_devices
+                .iter()
+                .map(|m| MigDevice {
+                    index: m.index,
+                    profile: m.profile.clone(),
+                    memory_mb: m.memory_mb,
+                    uuid: m.uuid.clone(),
+                })
+                .collect(),
         })
         .collect();
     gpus.sort_by_key(|g| g.index);

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Allocation, Gpu, Node, State};
+use super::{Allocation, Gpu, MigDevice, Node, State};
 use crate::decode::Decoder;
 use crate::diag::{Code, Diag};
 use crate::doc::Span;
@@ -18,12 +18,15 @@ pub struct GpuPart {
     pub gpu: Gpu,
     pub index_span: Span,
     pub peers: Vec<(u64, Span)>,
+    /// Its MIG devices, each with the span of its index.
+    pub migs: Vec<(MigDevice, Span)>,
 }
 
-/// An allocation as read, its GPU indices not yet checked.
+/// An allocation as read, its GPU and MIG indices not yet checked.
 pub struct AllocPart {
     pub alloc: Allocation,
     pub gpus: Vec<(u64, Span)>,
+    pub migs: Vec<(u64, Span)>,
 }
 
 /// The node's state, or a report that it is none of the four.
@@ -68,14 +71,47 @@ pub fn check_gpus(dec: &mut Decoder, n: &mut Node, mut raw: Vec<GpuPart>) {
             }
         }
         g.gpu.nvlink_peers = peers;
+        check_migs(dec, &n.id, g);
     }
     n.gpus = raw.into_iter().map(|g| g.gpu).collect();
+}
+
+/// MIG devices only on a GPU in MIG mode, each index once.
+fn check_migs(dec: &mut Decoder, node: &str, g: &mut GpuPart) {
+    let mut migs = std::mem::take(&mut g.migs);
+    if let (Some((_, span)), false) = (migs.first(), g.gpu.in_mig_mode()) {
+        let d = Diag::error(
+            Code::MigWithoutMigMode,
+            format!("GPU {} of node `{node}` lists MIG devices but is not in MIG mode", g.gpu.index),
+        )
+        .at(&dec.src, *span, "a MIG device")
+        .help("set `mig = true` on the GPU, or remove its [[node.gpu.mig_device]] entries");
+        dec.push(d);
+    }
+    migs.sort_by_key(|m| m.0.index);
+    for w in migs.windows(2) {
+        if w[0].0.index == w[1].0.index {
+            let (a, b) = if w[0].1.start < w[1].1.start { (&w[0], &w[1]) } else { (&w[1], &w[0]) };
+            let d = Diag::error(
+                Code::DuplicateMig,
+                format!("GPU {} of node `{node}` has two MIG devices with index {}", g.gpu.index, b.0.index),
+            )
+            .at(&dec.src, b.1, "index used again here")
+            .label(a.1, "first used here")
+            .help("each MIG device of a GPU needs its own index");
+            dec.push(d);
+        }
+    }
+    g.gpu.mig_devices = migs.into_iter().map(|(m, _)| m).collect();
 }
 
 pub fn check_allocations(dec: &mut Decoder, n: &mut Node, raw: Vec<AllocPart>) {
     let indices: Vec<u32> = n.gpus.iter().map(|g| g.index).collect();
     let mut taken: BTreeMap<u32, Span> = BTreeMap::new();
+    let mut held: BTreeMap<(u32, u32), Span> = BTreeMap::new();
     for mut a in raw {
+        // An allocation of MIG devices holds slices of its GPU, not the GPU.
+        let mig = !a.migs.is_empty();
         for &(g, span) in &a.gpus {
             let g32 = g.min(U32) as u32;
             if g > U32 || indices.binary_search(&g32).is_err() {
@@ -94,6 +130,8 @@ pub fn check_allocations(dec: &mut Decoder, n: &mut Node, raw: Vec<AllocPart>) {
                 .at(&dec.src, span, "no such GPU")
                 .help(format!("the node reports its GPUs under [[node.gpu]]; {have}"));
                 dec.push(d);
+            } else if mig {
+                a.alloc.gpus.push(g32);
             } else if let Some(first) = taken.get(&g32) {
                 let d = Diag::error(Code::GpuAllocatedTwice, format!("GPU {g} of node `{}` is allocated twice", n.id))
                     .at(&dec.src, span, "allocated again here")
@@ -105,7 +143,70 @@ pub fn check_allocations(dec: &mut Decoder, n: &mut Node, raw: Vec<AllocPart>) {
                 a.alloc.gpus.push(g32);
             }
         }
+        if mig {
+            check_mig_allocation(dec, n, &mut a, &mut held);
+        }
         n.allocations.push(a.alloc);
+    }
+}
+
+/// MIG devices held: the allocation names exactly one GPU, the GPU has
+/// the devices, and no other allocation holds them.
+fn check_mig_allocation(dec: &mut Decoder, n: &Node, a: &mut AllocPart, held: &mut BTreeMap<(u32, u32), Span>) {
+    let first = a.migs[0].1;
+    let [gpu] = a.alloc.gpus[..] else {
+        if a.gpus.len() == a.alloc.gpus.len() {
+            let d = Diag::error(
+                Code::MigNeedsOneGpu,
+                format!(
+                    "an allocation of `{}` on node `{}` holds MIG devices but names {} GPUs",
+                    a.alloc.model,
+                    n.id,
+                    a.alloc.gpus.len()
+                ),
+            )
+            .at(&dec.src, first, "MIG devices of which GPU?")
+            .help("name the one GPU the MIG devices belong to: gpus = [index]");
+            dec.push(d);
+        }
+        return;
+    };
+    let have: Vec<u32> = n
+        .gpus
+        .iter()
+        .find(|g| g.index == gpu)
+        .map(|g| g.mig_devices.iter().map(|m| m.index).collect())
+        .unwrap_or_default();
+    for &(m, span) in &a.migs {
+        let m32 = m.min(U32) as u32;
+        if m > U32 || !have.contains(&m32) {
+            let d = Diag::error(
+                Code::UnknownMig,
+                format!(
+                    "an allocation of `{}` names MIG device {m} of GPU {gpu} on node `{}`, which it does not have",
+                    a.alloc.model, n.id
+                ),
+            )
+            .at(&dec.src, span, "no such MIG device")
+            .help(if have.is_empty() {
+                "the GPU lists no MIG devices".to_string()
+            } else {
+                format!("its MIG devices are {}", list(&have))
+            });
+            dec.push(d);
+        } else if let Some(prev) = held.get(&(gpu, m32)) {
+            let d = Diag::error(
+                Code::MigHeldTwice,
+                format!("MIG device {m} of GPU {gpu} on node `{}` is held twice", n.id),
+            )
+            .at(&dec.src, span, "held again here")
+            .label(*prev, "first held here")
+            .help("a MIG device runs one replica at a time: fix whichever allocation is stale");
+            dec.push(d);
+        } else {
+            held.insert((gpu, m32), span);
+            a.alloc.mig_devices.push(m32);
+        }
     }
 }
 

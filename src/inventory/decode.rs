@@ -2,11 +2,11 @@
 //! problem reported with where it is.
 
 use super::check::{AllocPart, GpuPart, U32, check_allocations, check_gpus};
-use super::fields::{self, RawAlloc, RawDisk, RawFabric, RawGpu, RawInventory, RawNode};
-use super::{Allocation, Disk, Fabric, Gpu, Node, State, duplicate_node, normalize_class};
+use super::fields::{self, RawAlloc, RawDisk, RawFabric, RawGpu, RawInventory, RawMig, RawNode};
+use super::{Allocation, Disk, Fabric, Gpu, MigDevice, Node, State, duplicate_node, normalize_class};
 use crate::decode::Decoder;
 use crate::diag::{Code, Diag, Source};
-use crate::doc;
+use crate::doc::{self, Span};
 
 const I64: u64 = i64::MAX as u64;
 
@@ -115,6 +115,7 @@ fn gpu(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<GpuPart> {
     let class = t.optional(dec, "class", |dec, n| dec.string(n, "class"));
     let peers = t.optional(dec, "nvlink_peers", |dec, n| dec.uint_list(n, "nvlink_peers", I64));
     let healthy = t.optional(dec, "healthy", |dec, n| dec.boolean(n, "healthy"));
+    let migs = t.list(dec, "mig_device", mig_device);
     let span = t.span;
     t.finish(dec, fields::names::<RawGpu>());
     let name = name?;
@@ -132,10 +133,26 @@ fn gpu(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<GpuPart> {
             class,
             nvlink_peers: Vec::new(),
             healthy: healthy.ok()?.unwrap_or(true),
+            mig_devices: Vec::new(),
         },
         index_span: index_node.map_or(span, |n| n.span),
         peers: peers.ok()?.unwrap_or_default(),
+        migs,
     })
+}
+
+fn mig_device(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<(MigDevice, Span)> {
+    let mut t = dec.table(item, "mig_device")?;
+    let index_node = t.require(dec, "index");
+    let index = index_node.and_then(|n| dec.uint(n, "index", U32));
+    let profile = t.required(dec, "profile", |dec, n| dec.string(n, "profile"));
+    let memory = t.optional(dec, "memory_mb", |dec, n| dec.uint(n, "memory_mb", I64));
+    let uuid = t.optional(dec, "uuid", |dec, n| dec.string(n, "uuid"));
+    let span = t.span;
+    t.finish(dec, fields::names::<RawMig>());
+    let device =
+        MigDevice { index: index? as u32, profile: profile?, memory_mb: memory.ok()?.unwrap_or(0), uuid: uuid.ok()? };
+    Some((device, index_node.map_or(span, |n| n.span)))
 }
 
 fn fabric(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Fabric> {
@@ -158,10 +175,12 @@ fn allocation(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<AllocPart> {
     let model = t.required(dec, "model", |dec, n| dec.string(n, "model"));
     let replica = t.required(dec, "replica", |dec, n| dec.uint(n, "replica", U32));
     let gpus = t.optional(dec, "gpus", |dec, n| dec.uint_list(n, "gpus", I64));
+    let migs = t.optional(dec, "mig_devices", |dec, n| dec.uint_list(n, "mig_devices", I64));
     t.finish(dec, fields::names::<RawAlloc>());
     Some(AllocPart {
-        alloc: Allocation { model: model?, replica: replica? as u32, gpus: Vec::new() },
+        alloc: Allocation { model: model?, replica: replica? as u32, gpus: Vec::new(), mig_devices: Vec::new() },
         gpus: gpus.ok()?.unwrap_or_default(),
+        migs: migs.ok()?.unwrap_or_default(),
     })
 }
 

@@ -11,7 +11,7 @@
 
 use super::check::{AllocPart, GpuPart, check_allocations, check_gpus};
 use super::fields::{RawInventory, RawNode};
-use super::{Allocation, Disk, Fabric, Gpu, Node, State, normalize_class};
+use super::{Allocation, Disk, Fabric, Gpu, MigDevice, Node, State, normalize_class};
 use crate::decode::Decoder;
 use crate::diag::Source;
 use crate::doc::{Format, Span};
@@ -128,16 +128,26 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
             class,
             nvlink_peers: Vec::new(),
             healthy: g.healthy,
+            mig_devices: Vec::new(),
         };
         let peers = g.nvlink_peers.into_iter().map(|p| (u64::from(p), Span::default())).collect();
-        gpus.push(GpuPart { gpu, index_span: Span::default(), peers });
+        let mut migs = Vec::with_capacity(g.mig_device.len());
+        for m in g.mig_device {
+            if !in_range(m.memory_mb) {
+                return None;
+            }
+            let device = MigDevice { index: m.index, profile: m.profile, memory_mb: m.memory_mb, uuid: m.uuid };
+            migs.push((device, Span::default()));
+        }
+        gpus.push(GpuPart { gpu, index_span: Span::default(), peers, migs });
     }
     let allocations = n
         .allocation
         .into_iter()
         .map(|a| AllocPart {
-            alloc: Allocation { model: a.model, replica: a.replica, gpus: Vec::new() },
+            alloc: Allocation { model: a.model, replica: a.replica, gpus: Vec::new(), mig_devices: Vec::new() },
             gpus: a.gpus.into_iter().map(|g| (u64::from(g), Span::default())).collect(),
+            migs: a.mig_devices.into_iter().map(|m| (u64::from(m), Span::default())).collect(),
         })
         .collect();
     let mut node = Node {

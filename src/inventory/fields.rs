@@ -74,6 +74,19 @@ pub struct RawGpu {
     pub nvlink_peers: Vec<u32>,
     #[serde(default = "yes")]
     pub healthy: bool,
+    #[serde(default)]
+    pub mig_device: Vec<RawMig>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMig {
+    pub index: u32,
+    pub profile: String,
+    #[serde(default)]
+    pub memory_mb: u64,
+    #[serde(default, deserialize_with = "some")]
+    pub uuid: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -91,6 +104,8 @@ pub struct RawAlloc {
     pub replica: u32,
     #[serde(default)]
     pub gpus: Vec<u32>,
+    #[serde(default)]
+    pub mig_devices: Vec<u32>,
 }
 
 fn yes() -> bool {

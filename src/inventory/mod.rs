@@ -121,6 +121,28 @@ pub struct Gpu {
     pub nvlink_peers: Vec<u32>,
     #[serde(skip_serializing_if = "is_true")]
     pub healthy: bool,
+    /// The MIG devices of a GPU in MIG mode, by index.
+    #[serde(rename = "mig_device", skip_serializing_if = "Vec::is_empty")]
+    pub mig_devices: Vec<MigDevice>,
+}
+
+impl Gpu {
+    /// MIG mode is on: CUDA cannot use the GPU whole, only its MIG devices.
+    pub fn in_mig_mode(&self) -> bool {
+        self.mig == Some(true)
+    }
+}
+
+/// One MIG device of a GPU: a slice with its own memory and compute.
+#[derive(Clone, Debug, Serialize)]
+pub struct MigDevice {
+    pub index: u32,
+    /// As NVML names it: "3g.40gb".
+    pub profile: String,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub memory_mb: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -137,6 +159,9 @@ pub struct Allocation {
     pub model: String,
     pub replica: u32,
     pub gpus: Vec<u32>,
+    /// With one GPU in `gpus`: the MIG devices of that GPU it holds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mig_devices: Vec<u32>,
 }
 
 impl Node {

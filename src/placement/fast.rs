@@ -47,8 +47,9 @@ struct Shape {
     min_disk_gb: u64,
     /// Only when the disk check applies: it is skipped where these weights are.
     disk_source: Option<String>,
-    /// The memory fit: the class and the bytes needed (as bits, to hash).
-    fit: Option<(Option<String>, u64)>,
+    /// The memory fit: the class, the MIG profile and the bytes needed (as
+    /// bits, to hash).
+    fit: Option<(Option<String>, Option<String>, u64)>,
 }
 
 struct Passing {
@@ -155,7 +156,7 @@ impl Index {
             min_memory_gb: prof.min_memory_gb,
             min_disk_gb: if disk_applies { prof.min_disk_gb } else { 0 },
             disk_source: if disk_applies { prof.source.clone() } else { None },
-            fit: p.need.map(|need| (prof.gpu_class.clone(), need.to_bits())),
+            fit: p.need.map(|need| (prof.gpu_class.clone(), prof.mig_profile.clone(), need.to_bits())),
         };
         if let Some(set) = self.passing.get(&shape) {
             return set.clone();
@@ -218,7 +219,10 @@ impl Index {
                 None if scan => ok.list.iter().copied().filter(|&n| !fleet.avoided(n)).min_by_key(|&n| rank(n))?,
                 None => self.by_allocs.iter().map(|&(_, n)| n).find(|&n| usable(n))?,
             };
-            return Some((None, vec![Assign { node, gpus: Vec::new() }]));
+            return Some((None, vec![Assign { node, gpus: Vec::new(), mig_devices: Vec::new() }]));
+        }
+        if prof.mig_profile.is_some() {
+            return self.single_mig(fleet, p, ok);
         }
         let class = p.class?;
         let want = prof.gpus_per_node;
@@ -241,7 +245,23 @@ impl Index {
                 .flat_map(|set| set.iter().copied())
                 .find(|&n| usable(n))?,
         };
-        Some((None, vec![Assign { node, gpus: fleet.pick_gpus(node, class, want) }]))
+        Some((None, vec![Assign { node, gpus: fleet.pick_gpus(node, class, want), mig_devices: Vec::new() }]))
+    }
+
+    /// One MIG device: the node with the fewest free devices of the profile
+    /// (weight holders first), then its lowest (GPU, MIG index). MIG
+    /// profiles are few; their candidates are scanned, not indexed.
+    fn single_mig(&self, fleet: &Fleet<'_>, p: &Compiled<'_>, ok: &Passing) -> Option<(Option<u32>, Vec<Assign>)> {
+        let best = |nodes: &mut dyn Iterator<Item = u32>| {
+            nodes
+                .filter(|&n| ok.has(n) && !fleet.avoided(n))
+                .map(|n| (fleet.free_migs(n, p), n))
+                .filter(|(free, _)| !free.is_empty())
+                .min_by_key(|(free, n)| rank::best_fit(free.len() as u32, *n))
+        };
+        let (free, node) = best(&mut p.holders.iter().copied()).or_else(|| best(&mut ok.list.iter().copied()))?;
+        let (gpu, mig) = free[0];
+        Some((None, vec![Assign { node, gpus: vec![gpu], mig_devices: vec![mig] }]))
     }
 
     fn multi(&self, fleet: &Fleet<'_>, p: &Compiled<'_>, ok: &Passing) -> Option<(Option<u32>, Vec<Assign>)> {
@@ -273,6 +293,7 @@ impl Index {
                     .map(|node| Assign {
                         node,
                         gpus: p.class.map_or_else(Vec::new, |c| fleet.pick_gpus(node, c, prof.gpus_per_node)),
+                        mig_devices: Vec::new(),
                     })
                     .collect();
                 return Some((Some(f), nodes));

@@ -59,6 +59,10 @@ pub enum Reason {
     Gpus {
         free: u32,
     },
+    /// No free MIG device of the profile on a healthy GPU of the class.
+    Mig {
+        free: u32,
+    },
     /// The smallest GPU of the class, less the margin, cannot hold this
     /// profile's share of the weights and their room (whole GiB).
     GpuFit {
@@ -116,6 +120,8 @@ pub struct Assign {
     pub node: u32,
     /// Sorted GPU indices; empty for a CPU-only replica.
     pub gpus: Vec<u32>,
+    /// For a MIG profile: the MIG device of the one GPU in `gpus`.
+    pub mig_devices: Vec<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

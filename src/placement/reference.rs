@@ -41,6 +41,14 @@ fn check(fleet: &Fleet<'_>, node: u32, p: &Compiled<'_>, fabric: Option<u32>) ->
         fleet.fit_check(node, p)?;
         return Ok(Some(0));
     }
+    if p.profile.mig_profile.is_some() {
+        let free = fleet.free_migs(node, p).len() as u32;
+        if free == 0 {
+            return Err(Reason::Mig { free });
+        }
+        fleet.fit_check(node, p)?;
+        return Ok(Some(free));
+    }
     let free = fleet.free_of(node, p.class);
     if free < p.profile.gpus_per_node {
         return Err(Reason::Gpus { free });
@@ -84,7 +92,7 @@ fn single(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, out: &mut Attempt) -> Op
         // over the same cores, and no GPU allocation stops them.
         cands.sort_by_key(|c| rank::spread(fleet.allocs[c.0 as usize], c.0));
         weights_first(fleet, p, &mut cands);
-        return Some((None, vec![Assign { node: cands[0].0, gpus: Vec::new() }]));
+        return Some((None, vec![Assign { node: cands[0].0, gpus: Vec::new(), mig_devices: Vec::new() }]));
     }
     // Best fit: the fullest node that still fits keeps whole nodes free for
     // models that cannot be split. Weights beat packing: moving tens of
@@ -92,8 +100,16 @@ fn single(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, out: &mut Attempt) -> Op
     cands.sort_by_key(|c| rank::best_fit(c.1, c.0));
     weights_first(fleet, p, &mut cands);
     let node = cands[0].0;
+    if p.profile.mig_profile.is_some() {
+        // The lowest (GPU, MIG index) of the node's free devices.
+        let (gpu, mig) = fleet.free_migs(node, p)[0];
+        return Some((None, vec![Assign { node, gpus: vec![gpu], mig_devices: vec![mig] }]));
+    }
     let class = p.class.expect("a GPU candidate has free GPUs of a known class");
-    Some((None, vec![Assign { node, gpus: fleet.pick_gpus(node, class, p.profile.gpus_per_node) }]))
+    Some((
+        None,
+        vec![Assign { node, gpus: fleet.pick_gpus(node, class, p.profile.gpus_per_node), mig_devices: Vec::new() }],
+    ))
 }
 
 fn multi(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, out: &mut Attempt) -> Option<(Option<u32>, Vec<Assign>)> {
@@ -121,6 +137,7 @@ fn multi(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, out: &mut Attempt) -> Opt
             .map(|&(node, _)| Assign {
                 node,
                 gpus: p.class.map_or_else(Vec::new, |c| fleet.pick_gpus(node, c, p.profile.gpus_per_node)),
+                mig_devices: Vec::new(),
             })
             .collect();
         return Some((Some(f), nodes));

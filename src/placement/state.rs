@@ -1,7 +1,7 @@
 //! The fleet as placement sees it: names turned into indices, GPU freedom in
 //! flat arrays, and the counters that change as replicas are placed.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 
 use super::{Placement, Reason, StateCode};
@@ -34,6 +34,8 @@ pub struct Fleet<'i> {
     holders: HashMap<&'i str, Rc<[u32]>>,
     /// Per node: the engines it reports (None: it reports none).
     engine_sets: Vec<Option<Vec<&'i str>>>,
+    /// MIG devices held, as (node, GPU index, MIG index).
+    mig_held: HashSet<(u32, u32, u32)>,
 }
 
 /// A profile with its names resolved against this fleet.
@@ -81,6 +83,7 @@ impl<'i> Fleet<'i> {
             existing: HashMap::new(),
             holders: HashMap::new(),
             engine_sets: Vec::with_capacity(n),
+            mig_held: HashSet::new(),
             fabrics,
             classes,
             class_ids,
@@ -95,12 +98,16 @@ impl<'i> Fleet<'i> {
                         taken[pos] = true;
                     }
                 }
+                if let [g] = a.gpus[..] {
+                    f.mig_held.extend(a.mig_devices.iter().map(|&m| (ni as u32, g, m)));
+                }
                 f.existing.entry(a.model.as_str()).or_default().entry(a.replica).or_default().push(ni as u32);
             }
             let mut free: Vec<(u32, u32)> = Vec::new();
             for (pos, g) in node.gpus.iter().enumerate() {
                 let c = f.class_ids[g.class.as_str()];
-                let is_free = g.healthy && !taken[pos];
+                // A GPU in MIG mode is never free whole: CUDA cannot use it so.
+                let is_free = g.healthy && !taken[pos] && !g.in_mig_mode();
                 f.gpu_class.push(c);
                 f.gpu_free.push(is_free);
                 match free.iter_mut().find(|e| e.0 == c) {
@@ -151,7 +158,7 @@ impl<'i> Fleet<'i> {
     }
 
     pub fn compile<'p>(&self, p: &'p Profile, weight_bytes: Option<f64>) -> Compiled<'p> {
-        let share = if p.cpu_only() { 1 } else { p.gpus_per_node.max(1) * p.nodes.max(1) };
+        let share = if p.cpu_only() || p.mig_profile.is_some() { 1 } else { p.gpus_per_node.max(1) * p.nodes.max(1) };
         Compiled {
             profile: p,
             class: p.gpu_class.as_deref().and_then(|c| self.class_ids.get(c).copied()),
@@ -167,11 +174,19 @@ impl<'i> Fleet<'i> {
         let Some(need) = p.need else { return Ok(()) };
         let n = self.node(node);
         let need_gib = (need / GIB).ceil() as u64;
-        let have_mb = if p.profile.cpu_only() {
-            n.memory_total_mb
-        } else {
-            let class = p.profile.gpu_class.as_deref().unwrap_or_default();
-            n.gpus.iter().filter(|g| g.class == class).map(|g| g.memory_mb).min().unwrap_or(0)
+        let class = p.profile.gpu_class.as_deref().unwrap_or_default();
+        let have_mb = match &p.profile.mig_profile {
+            _ if p.profile.cpu_only() => n.memory_total_mb,
+            // A MIG device offers its own memory.
+            Some(mig) => n
+                .gpus
+                .iter()
+                .filter(|g| g.class == class && g.in_mig_mode())
+                .flat_map(|g| g.mig_devices.iter().filter(|m| &m.profile == mig))
+                .map(|m| m.memory_mb)
+                .min()
+                .unwrap_or(0),
+            None => n.gpus.iter().filter(|g| g.class == class).map(|g| g.memory_mb).min().unwrap_or(0),
         };
         if have_mb == 0 || need <= USABLE * have_mb as f64 * MIB {
             return Ok(());
@@ -182,6 +197,26 @@ impl<'i> Fleet<'i> {
         } else {
             Reason::GpuFit { have_gib, need_gib }
         })
+    }
+
+    /// Whether a MIG device is held (by the inventory or this plan).
+    pub fn mig_taken(&self, node: u32, gpu: u32, mig: u32) -> bool {
+        self.mig_held.contains(&(node, gpu, mig))
+    }
+
+    /// The free MIG devices of the profile's MIG profile on the node's
+    /// healthy GPUs of its class, as (GPU index, MIG index), lowest first.
+    pub fn free_migs(&self, node: u32, p: &Compiled<'_>) -> Vec<(u32, u32)> {
+        let (Some(mig), Some(class)) = (&p.profile.mig_profile, p.profile.gpu_class.as_deref()) else {
+            return Vec::new();
+        };
+        let n = self.node(node);
+        n.gpus
+            .iter()
+            .filter(|g| g.healthy && g.in_mig_mode() && g.class == class)
+            .flat_map(|g| g.mig_devices.iter().filter(|m| &m.profile == mig).map(move |m| (g.index, m.index)))
+            .filter(|&(g, m)| !self.mig_held.contains(&(node, g, m)))
+            .collect()
     }
 
     /// Starts a model: marks the nodes that already run any replica of it,
@@ -301,7 +336,11 @@ impl<'i> Fleet<'i> {
             let ni = a.node as usize;
             let node = self.inv.nodes.get(ni).expect("placement names a fleet node");
             let mut free = None;
-            if let Some(c) = prof.class {
+            if let [g] = a.gpus[..]
+                && !a.mig_devices.is_empty()
+            {
+                self.mig_held.extend(a.mig_devices.iter().map(|&m| (a.node, g, m)));
+            } else if let Some(c) = prof.class {
                 let before = self.free_of(a.node, Some(c));
                 for &g in &a.gpus {
                     if let Some(pos) = node.gpu_position(g) {

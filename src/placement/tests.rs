@@ -36,6 +36,10 @@ struct GenNode {
     /// Existing replicas of catalog models: (model, replica).
     runs: Vec<(u8, u8)>,
     cpu_allocs: u8,
+    /// GPU 0 in MIG mode: 0 no, 1 three 1g.10gb devices, 2 one 3g.40gb.
+    mig: u8,
+    /// How many of those devices an existing allocation holds.
+    mig_held: u8,
 }
 
 #[derive(Debug, Clone)]
@@ -48,7 +52,11 @@ struct GenProfile {
     zone: Option<u8>,
     memory_gb: u32,
     disk_gb: u32,
+    /// A MIG profile: 0 1g.10gb, 1 3g.40gb.
+    mig: Option<u8>,
 }
+
+const MIG_PROFILES: &[(&str, u64)] = &[("1g.10gb", 9856), ("3g.40gb", 40192)];
 
 #[derive(Debug, Clone)]
 struct GenModel {
@@ -76,7 +84,7 @@ fn node_strategy() -> impl Strategy<Value = GenNode> {
         prop::option::weighted(0.7, prop::collection::vec(0u8..3, 0..3)),
         prop::option::of(0u32..1000),
         prop::collection::vec((0u8..4, 0u8..4), 0..2),
-        0u8..3,
+        (0u8..3, prop::sample::select(vec![0u8, 0, 1, 2]), prop::sample::select(vec![0u8, 0, 0, 1, 2])),
     )
         .prop_map(
             |(
@@ -87,8 +95,10 @@ fn node_strategy() -> impl Strategy<Value = GenNode> {
                 weights,
                 disk_gb,
                 runs,
-                cpu_allocs,
+                (cpu_allocs, mig, mig_held),
             )| GenNode {
+                mig,
+                mig_held,
                 discovered: discovered && engines.is_some(),
                 state,
                 zone,
@@ -117,14 +127,16 @@ fn profile_strategy() -> impl Strategy<Value = GenProfile> {
         -2i8..3,
         prop::option::weighted(0.3, 0u8..3),
         prop::sample::select(vec![0u32, 0, 512, 1024]),
-        prop::sample::select(vec![0u32, 0, 100, 500]),
+        (prop::sample::select(vec![0u32, 0, 100, 500]), prop::option::weighted(0.2, 0u8..2)),
     )
-        .prop_map(|(engine, class, gpus, nodes, priority, zone, memory_gb, disk_gb)| GenProfile {
-            // A GPU-only engine needs a class; keep the catalog valid.
-            engine: if class.is_none() { 2 } else { engine },
-            class,
-            gpus,
-            nodes,
+        .prop_map(|(engine, class, gpus, nodes, priority, zone, memory_gb, (disk_gb, mig))| GenProfile {
+            // A GPU-only engine needs a class; keep the catalog valid. A MIG
+            // profile is one device: one GPU, one node, a class.
+            engine: if class.is_none() && mig.is_none() { 2 } else { engine },
+            class: if mig.is_some() { Some(class.unwrap_or(1)) } else { class },
+            gpus: if mig.is_some() { 1 } else { gpus },
+            nodes: if mig.is_some() { 1 } else { nodes },
+            mig,
             priority,
             zone,
             memory_gb,
@@ -187,14 +199,26 @@ fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
             };
             // Every third node mixes in a GPU of the next class.
             let class = if i % 3 == 0 && g == 1 { (n.class + 1) % CLASSES.len() } else { n.class };
+            let mig = g == 0 && n.mig > 0;
             let _ = writeln!(
                 s,
-                "[[node.gpu]]\nindex = {g}\nname = \"{}\"\nnvlink_peers = {peers:?}\nhealthy = {}\nmemory_mb = {}",
+                "[[node.gpu]]\nindex = {g}\nname = \"{}\"\nnvlink_peers = {:?}\nhealthy = {}\nmemory_mb = {}\nmig = {mig}",
                 CLASSES[class],
+                if mig { Vec::new() } else { peers },
                 g >= n.unhealthy,
                 // Every fifth node does not report its GPU memory.
                 if i % 5 == 4 { 0 } else { [81559, 81920, 46068][class] }
             );
+            if mig {
+                let (profile, memory) = MIG_PROFILES[usize::from(n.mig - 1)];
+                for m in 0..(5 - 2 * n.mig) {
+                    let memory = if i % 5 == 4 { 0 } else { memory };
+                    let _ = writeln!(
+                        s,
+                        "[[node.gpu.mig_device]]\nindex = {m}\nprofile = \"{profile}\"\nmemory_mb = {memory}"
+                    );
+                }
+            }
         }
         for (f, adapters) in n.fabrics.iter().copied().collect::<BTreeMap<usize, u8>>() {
             let _ = writeln!(s, "[[node.fabric]]\nname = \"{}\"", FABRICS[f]);
@@ -214,6 +238,13 @@ fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
         }
         for (m, r) in n.runs.iter().collect::<BTreeSet<_>>() {
             let _ = writeln!(s, "[[node.allocation]]\nmodel = \"m{m}\"\nreplica = {r}\ngpus = []");
+        }
+        if n.mig > 0 && n.gpus > 0 && n.mig_held > 0 {
+            let held: Vec<u8> = (0..n.mig_held.min(5 - 2 * n.mig)).collect();
+            let _ = writeln!(
+                s,
+                "[[node.allocation]]\nmodel = \"mig-other\"\nreplica = {i}\ngpus = [0]\nmig_devices = {held:?}"
+            );
         }
         for c in 0..n.cpu_allocs {
             let _ = writeln!(s, "[[node.allocation]]\nmodel = \"cpu-other\"\nreplica = {c}\ngpus = []");
@@ -244,6 +275,9 @@ fn catalog_text(models: &[GenModel]) -> String {
             if let Some(z) = p.zone {
                 let _ = writeln!(s, "node_selector = {{ zone = \"z{z}\" }}");
             }
+            if let Some(m) = p.mig {
+                let _ = writeln!(s, "mig_profile = \"{}\"", MIG_PROFILES[usize::from(m)].0);
+            }
         }
     }
     s
@@ -269,10 +303,13 @@ fn place_json(cat: &Catalog, inv: &Inventory, mode: Mode) -> String {
 fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError> {
     let p = plan(cat, inv, Options::default());
     let mut taken: HashSet<(usize, u32)> = HashSet::new();
+    let mut migs_taken: HashSet<(usize, u32, u32)> = HashSet::new();
     for (ni, n) in inv.nodes.iter().enumerate() {
         for a in &n.allocations {
-            for &g in &a.gpus {
-                taken.insert((ni, g));
+            if a.mig_devices.is_empty() {
+                taken.extend(a.gpus.iter().map(|&g| (ni, g)));
+            } else {
+                migs_taken.extend(a.mig_devices.iter().map(|&m| (ni, a.gpus[0], m)));
             }
         }
     }
@@ -293,6 +330,21 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
                 prop_assert_eq!(n.labels.get(k), Some(v));
             }
             prop_assert_eq!(a.gpus.len() as u32, prof.gpus_per_node);
+            match &prof.mig_profile {
+                // One free MIG device of the profile, on a MIG GPU of the class.
+                Some(mig) => {
+                    let gpu = &n.gpus[n.gpu_position(a.gpus[0]).expect("a GPU of the node")];
+                    prop_assert!(gpu.in_mig_mode() && gpu.healthy);
+                    prop_assert_eq!(Some(&gpu.class), prof.gpu_class.as_ref(), "class mixing");
+                    let [m] = a.mig_devices[..] else { return Err(TestCaseError::fail("not one MIG device")) };
+                    prop_assert!(gpu.mig_devices.iter().any(|d| d.index == m && &d.profile == mig));
+                    prop_assert!(migs_taken.insert((a.node as usize, gpu.index, m)), "MIG device held twice");
+                    let owned = hosts.entry(pl.model).or_default();
+                    prop_assert!(owned.insert(a.node), "two replicas of a model on one node");
+                    continue;
+                }
+                None => prop_assert!(a.mig_devices.is_empty()),
+            }
             // Memory fit: the share per GPU (or of the host) within 0.9 of it.
             if let Some(w) = model.weight_bytes {
                 let mib = 1024.0 * 1024.0;
@@ -312,6 +364,7 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
             for &g in &a.gpus {
                 let gpu = &n.gpus[n.gpu_position(g).expect("a GPU of the node")];
                 prop_assert!(gpu.healthy, "unhealthy GPU chosen");
+                prop_assert!(!gpu.in_mig_mode(), "a GPU in MIG mode placed whole");
                 prop_assert_eq!(Some(&gpu.class), prof.gpu_class.as_ref(), "class mixing");
                 prop_assert!(taken.insert((a.node as usize, g)), "GPU {} of {} allocated twice", g, n.id);
             }

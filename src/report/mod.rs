@@ -65,6 +65,11 @@ impl<'a> Names<'a> {
             Reason::Gpus { free } => {
                 format!("has {free} free {} GPUs, needs {}", p.class_label(), p.gpus_per_node)
             }
+            Reason::Mig { free } => format!(
+                "has {free} free {} MIG {} devices, needs 1",
+                p.class_label(),
+                p.mig_profile.as_deref().unwrap_or_default()
+            ),
             Reason::GpuFit { have_gib, need_gib } => {
                 format!("has {have_gib} GiB per {} GPU, needs {need_gib}", p.class_label())
             }
@@ -105,6 +110,11 @@ impl<'a> Names<'a> {
             Reason::Gpus { free } => {
                 format!("{has} {free} free {} GPUs, needs {}", p.class_label(), p.gpus_per_node)
             }
+            Reason::Mig { free } => format!(
+                "{has} {free} free {} MIG {} devices, needs 1",
+                p.class_label(),
+                p.mig_profile.as_deref().unwrap_or_default()
+            ),
             Reason::GpuFit { have_gib, need_gib } => {
                 format!("{has} {have_gib} GiB per {} GPU, needs {need_gib}", p.class_label())
             }
@@ -165,6 +175,9 @@ pub struct AssignJson<'a> {
     pub node: &'a str,
     pub rank: u32,
     pub gpus: &'a [u32],
+    /// Only on a MIG placement: the MIG device of the one GPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mig_devices: Option<&'a [u32]>,
     pub hcas: &'a [String],
 }
 
@@ -194,6 +207,7 @@ impl<'a> Names<'a> {
                     node: self.node(a.node),
                     rank: rank as u32,
                     gpus: &a.gpus,
+                    mig_devices: (!a.mig_devices.is_empty()).then_some(a.mig_devices.as_slice()),
                     hcas: self.hcas(p, a.node),
                 })
                 .collect(),
@@ -216,7 +230,11 @@ impl<'a> Names<'a> {
             .iter()
             .enumerate()
             .map(|(rank, a)| {
-                let gpus = if a.gpus.is_empty() { "cpu".to_string() } else { format!("gpus {}", join(&a.gpus)) };
+                let gpus = match (a.gpus.is_empty(), a.mig_devices.is_empty()) {
+                    (true, _) => "cpu".to_string(),
+                    (false, true) => format!("gpus {}", join(&a.gpus)),
+                    (false, false) => format!("gpu {} MIG {}", join(&a.gpus), join(&a.mig_devices)),
+                };
                 if p.nodes.len() > 1 {
                     format!("{rank}: {} {gpus}", self.node(a.node))
                 } else {

@@ -17,6 +17,9 @@ struct NodeRow<'a> {
     state: &'static str,
     labels: &'a std::collections::BTreeMap<String, String>,
     gpus: Vec<ClassRow<'a>>,
+    /// MIG devices free/total per (class, MIG profile); absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    mig: Vec<MigRow<'a>>,
     fabrics: Vec<&'a str>,
     /// null when the node does not report engines.
     engines: Option<&'a std::collections::BTreeMap<String, String>>,
@@ -24,6 +27,14 @@ struct NodeRow<'a> {
     memory_total_mb: Option<u64>,
     disk_free_bytes: Option<u64>,
     allocations: usize,
+}
+
+#[derive(Serialize)]
+struct MigRow<'a> {
+    class: &'a str,
+    profile: &'a str,
+    free: u32,
+    total: u32,
 }
 
 #[derive(Serialize)]
@@ -49,11 +60,25 @@ fn rows<'a>(fleet: &'a Fleet<'a>, selector: &[(String, String)]) -> Vec<NodeRow<
             for c in &mut classes {
                 c.free = fleet.free_of(i, fleet.classes.binary_search(&c.class).ok().map(|x| x as u32));
             }
+            let mut mig: Vec<MigRow<'_>> = Vec::new();
+            for g in n.gpus.iter().filter(|g| g.in_mig_mode()) {
+                for m in &g.mig_devices {
+                    let free = u32::from(g.healthy && !fleet.mig_taken(i, g.index, m.index));
+                    match mig.iter_mut().find(|r| r.class == g.class && r.profile == m.profile) {
+                        Some(r) => {
+                            r.total += 1;
+                            r.free += free;
+                        }
+                        None => mig.push(MigRow { class: &g.class, profile: &m.profile, free, total: 1 }),
+                    }
+                }
+            }
             NodeRow {
                 id: &n.id,
                 state: n.state.as_str(),
                 labels: &n.labels,
                 gpus: classes,
+                mig,
                 fabrics: n.fabrics.iter().map(|f| f.name.as_str()).collect(),
                 engines: if n.reports_engines() { Some(n.engines.as_ref().unwrap_or(&NONE)) } else { None },
                 memory_total_mb: (n.memory_total_mb > 0).then_some(n.memory_total_mb),
@@ -77,7 +102,12 @@ pub fn human(fleet: &Fleet<'_>, selector: &[(String, String)]) -> String {
         let gpus = if r.gpus.is_empty() {
             "cpu only".to_string()
         } else {
-            r.gpus.iter().map(|c| format!("{} {}/{}", c.class, c.free, c.total)).collect::<Vec<_>>().join("\n")
+            r.gpus
+                .iter()
+                .map(|c| format!("{} {}/{}", c.class, c.free, c.total))
+                .chain(r.mig.iter().map(|m| format!("{} MIG {} {}/{}", m.class, m.profile, m.free, m.total)))
+                .collect::<Vec<_>>()
+                .join("\n")
         };
         let engines = match r.engines {
             None => "not reported".to_string(),

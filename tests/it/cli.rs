@@ -242,3 +242,19 @@ fn lint_says_which_profiles_cannot_hold_their_model_and_what_would() {
     assert!(err.contains("does not fit on 4 h100-80gb-hbm3 GPUs (profile `tp4`)"), "{err}");
     assert!(err.contains("1 catalog: 2 errors, 1 warning"), "{err}");
 }
+
+#[test]
+fn a_mig_profile_is_one_gpu_on_one_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = write(
+        dir.path(),
+        "c.toml",
+        "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"a100-sxm4-80gb\"\n\
+         mig_profile = \"1g.10gb\"\ngpus_per_node = 2\n",
+    );
+    let out = run(&["lint", c.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 1, "{}", transcript(&out));
+    assert_eq!(json(&out)["diagnostics"][0]["code"], "llmgw::catalog::mig-profile-shape");
+    let out = run(&["place", c.to_str().unwrap(), "--inventory", "examples/fleet.toml"]);
+    assert_eq!(code(&out), 2, "a lint error makes the catalog unusable for place");
+}

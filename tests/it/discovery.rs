@@ -68,6 +68,7 @@ fn dgx_h100_like_node() {
             mig: Some(false),
             // 18 links, spread over the switches, as NVML reports them.
             active_links: (0..18).map(|l| format!("00000000:{}", &switches[l % 4][5..].to_uppercase())).collect(),
+            mig_devices: Vec::new(),
         })
         .collect();
     // Eight compute HCAs on one fabric (a non-default subnet prefix), two
@@ -125,6 +126,7 @@ fn pcie_box_with_two_nvlink_pairs_and_no_hcas() {
             pci_bus_id: Some(bus[i].into()),
             mig: None,
             active_links: pair(i),
+            mig_devices: Vec::new(),
         })
         .collect();
     let (node, warnings) = discover(&machine(root, Ok(gpus), NodeConfig::default(), None));
@@ -354,4 +356,40 @@ fn bad_gpu_facts_are_bad_input() {
     let out = run(&["discover", "--gpu-facts", facts.to_str().unwrap()]);
     assert_eq!(code(&out), 2, "{}", transcript(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("gpus.json"));
+}
+
+#[test]
+fn a_mig_a100_discovered_through_the_gpu_facts_seam() {
+    let dir = tempfile::tempdir().unwrap();
+    let facts = write(
+        dir.path(),
+        "gpus.json",
+        r#"[{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "memory_mb": 81920, "mig": true,
+             "mig_devices": [{"index": 0, "profile": "3g.40gb", "memory_mb": 40192, "uuid": "MIG-aaaa"},
+                             {"index": 1, "profile": "3g.40gb", "memory_mb": 40192, "uuid": "MIG-bbbb"}]},
+            {"index": 1, "name": "NVIDIA A100-SXM4-80GB", "memory_mb": 81920}]"#,
+    );
+    let inv = dir.path().join("node.toml");
+    let out = run(&[
+        "discover",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--gpu-facts",
+        facts.to_str().unwrap(),
+        "-o",
+        inv.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let text = std::fs::read_to_string(&inv).unwrap();
+    assert!(text.contains("mig = true") && text.contains("[[node.gpu.mig_device]]"), "{text}");
+    assert!(text.contains("profile = \"3g.40gb\"") && text.contains("uuid = \"MIG-bbbb\""), "{text}");
+    let out = run(&["nodes", "--inventory", inv.to_str().unwrap(), "--format", "json"]);
+    let v = json(&out);
+    assert_eq!(v["nodes"][0]["gpus"], serde_json::json!([{"class": "a100-sxm4-80gb", "free": 1, "total": 2}]));
+    assert_eq!(
+        v["nodes"][0]["mig"],
+        serde_json::json!([{"class": "a100-sxm4-80gb", "profile": "3g.40gb", "free": 2, "total": 2}])
+    );
+    let out = run(&["nodes", "--inventory", inv.to_str().unwrap()]);
+    assert!(stdout(&out).contains("a100-sxm4-80gb MIG 3g.40gb 2/2"), "{}", transcript(&out));
 }

@@ -1,6 +1,8 @@
 //! The placement rules (docs/placement.md), one at a time: a small inventory written for the rule, the
 //! real binary, and the exact JSON it must print.
 
+use std::fmt::Write as _;
+
 use crate::common::*;
 use serde_json::{Value, json};
 
@@ -538,4 +540,103 @@ fn host_memory_fit_for_a_cpu_replica_and_unreported_memory_passes() {
     // weights_gb overrides params_b x dtype.
     let v = place(&catalog.replace("dtype = \"int4\"", "weights_gb = 20"), inventory);
     assert_eq!(chosen(&v), vec![vec!["a-small".to_string()], vec!["b-unknown".to_string()]]);
+}
+
+/// A DGX A100-like node: GPU 0 in MIG mode with `migs` devices of `profile`
+/// (the first `held` held by `holder`), GPUs 1..`gpus` whole.
+fn mig_node(id: &str, gpus: u32, profile: &str, migs: u32, held: u32, holder: &str) -> String {
+    let mut s =
+        format!("[[node]]\nid = \"{id}\"\n[[node.gpu]]\nindex = 0\nname = \"NVIDIA A100-SXM4-80GB\"\nmig = true\n");
+    for m in 0..migs {
+        let _ = writeln!(s, "[[node.gpu.mig_device]]\nindex = {m}\nprofile = \"{profile}\"\nmemory_mb = 9856");
+    }
+    for g in 1..gpus {
+        let _ = writeln!(s, "[[node.gpu]]\nindex = {g}\nname = \"NVIDIA A100-SXM4-80GB\"\nmemory_mb = 81920");
+    }
+    if held > 0 {
+        let _ = writeln!(
+            s,
+            "[[node.allocation]]\nmodel = \"{holder}\"\nreplica = 0\ngpus = [0]\nmig_devices = {:?}",
+            (0..held).collect::<Vec<_>>()
+        );
+    }
+    s
+}
+
+#[test]
+fn a_gpu_in_mig_mode_is_never_free_whole() {
+    let tp = |g: u32| {
+        format!(
+            "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"tp{g}\"\nengine = \"vllm\"\ngpu_class = \"a100-sxm4-80gb\"\ngpus_per_node = {g}\n"
+        )
+    };
+    let inventory = mig_node("dgx", 8, "1g.10gb", 7, 0, "");
+    let v = place(&tp(8), &inventory);
+    assert_eq!(
+        reasons(&v),
+        vec![("none/a100-sxm4-80gb".into(), "dgx".into(), "has 7 free a100-sxm4-80gb GPUs, needs 8".into())]
+    );
+    let v = place(&tp(1), &inventory);
+    assert_eq!(v["placements"][0]["nodes"][0]["gpus"], json!([1]));
+    assert!(v["placements"][0]["nodes"][0].get("mig_devices").is_none(), "only MIG placements carry the key");
+}
+
+#[test]
+fn a_mig_profile_takes_one_device_best_fit_lowest_index() {
+    let catalog = "[[model]]\nname = \"small\"\nreplicas = 2\n[[model.profile]]\nname = \"mig\"\nengine = \"vllm\"\n\
+                   gpu_class = \"a100-sxm4-80gb\"\nmig_profile = \"1g.10gb\"\n";
+    // a has 2 of 3 devices free, b 5 of 7: best fit takes a, device 1.
+    let inventory = mig_node("a", 1, "1g.10gb", 3, 1, "other") + &mig_node("b", 1, "1g.10gb", 7, 2, "other");
+    let v = place(catalog, &inventory);
+    assert_eq!(
+        v["placements"],
+        json!([
+            {"model": "small", "replica": 0, "profile": "mig", "engine": "vllm", "pool": "none/a100-sxm4-80gb",
+             "fabric": null, "nodes": [{"node": "a", "rank": 0, "gpus": [0], "mig_devices": [1], "hcas": []}]},
+            {"model": "small", "replica": 1, "profile": "mig", "engine": "vllm", "pool": "none/a100-sxm4-80gb",
+             "fabric": null, "nodes": [{"node": "b", "rank": 0, "gpus": [0], "mig_devices": [2], "hcas": []}]}
+        ])
+    );
+    // No device of the profile: the reason says so.
+    let inventory = mig_node("c", 2, "3g.40gb", 2, 0, "");
+    let v = place(catalog, &inventory);
+    assert_eq!(reasons(&v)[0].2, "has 0 free a100-sxm4-80gb MIG 1g.10gb devices, needs 1");
+    // The device's own memory is what the model must fit: 9856 MiB.
+    let big = catalog.replace("replicas = 2", "replicas = 1\nweights_gb = 9");
+    let v = place(&big, &mig_node("a", 1, "1g.10gb", 3, 0, ""));
+    assert_eq!(reasons(&v)[0].2, "has 8 GiB per a100-sxm4-80gb GPU, needs 11");
+}
+
+#[test]
+fn mig_inventory_errors_are_refused_with_their_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "[[node]]\nid = \"a\"\n[[node.gpu]]\nindex = 0\nname = \"X\"\n[[node.gpu.mig_device]]\nindex = 0\nprofile = \"1g.10gb\"\n",
+            "mig-without-mig-mode",
+        ),
+        (
+            "[[node]]\nid = \"a\"\n[[node.gpu]]\nindex = 0\nname = \"X\"\nmig = true\n[[node.gpu.mig_device]]\nindex = 0\nprofile = \"1g.10gb\"\n[[node.gpu.mig_device]]\nindex = 0\nprofile = \"1g.10gb\"\n",
+            "duplicate-mig",
+        ),
+        (
+            "[[node]]\nid = \"a\"\n[[node.gpu]]\nindex = 0\nname = \"X\"\nmig = true\n[[node.allocation]]\nmodel = \"m\"\nreplica = 0\ngpus = [0]\nmig_devices = [3]\n",
+            "unknown-mig-device",
+        ),
+        (
+            "[[node]]\nid = \"a\"\n[[node.gpu]]\nindex = 0\nname = \"X\"\nmig = true\n[[node.gpu.mig_device]]\nindex = 0\nprofile = \"1g.10gb\"\n[[node.allocation]]\nmodel = \"m\"\nreplica = 0\ngpus = [0]\nmig_devices = [0]\n[[node.allocation]]\nmodel = \"n\"\nreplica = 0\ngpus = [0]\nmig_devices = [0]\n",
+            "mig-device-held-twice",
+        ),
+        (
+            "[[node]]\nid = \"a\"\n[[node.gpu]]\nindex = 0\nname = \"X\"\nmig = true\n[[node.gpu]]\nindex = 1\nname = \"X\"\n[[node.allocation]]\nmodel = \"m\"\nreplica = 0\ngpus = [0, 1]\nmig_devices = [0]\n",
+            "mig-needs-one-gpu",
+        ),
+    ];
+    for (i, (text, code_name)) in cases.iter().enumerate() {
+        let f = write(dir.path(), &format!("f{i}.toml"), text);
+        let out = run(&["nodes", "--inventory", f.to_str().unwrap()]);
+        assert_eq!(code(&out), 2, "{code_name}: {}", transcript(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("llmgw::inventory::{code_name}")), "{code_name}: {err}");
+    }
 }
