@@ -58,8 +58,8 @@ pub fn active_ports(sysfs_root: &Path) -> Vec<Port> {
     out
 }
 
-/// Groups active ports into fabrics. The node config names fabrics first;
-/// otherwise an InfiniBand port with a non-default subnet prefix is on
+/// Groups active ports into fabrics. When the node config names fabrics,
+/// those are all of them; otherwise an InfiniBand port with a non-default subnet prefix is on
 /// `ib-<prefix>`, and one with the default prefix on `ib-sm<lid>` of its
 /// subnet manager, with a warning. RoCE ports get a fabric only from config.
 pub fn fabrics(ports: &[Port], configured: &BTreeMap<String, Vec<String>>) -> (Vec<(String, Vec<String>)>, Vec<Diag>) {
@@ -70,7 +70,8 @@ pub fn fabrics(ports: &[Port], configured: &BTreeMap<String, Vec<String>>) -> (V
         let from_config = configured.iter().find(|(_, hcas)| hcas.contains(&p.hca)).map(|(f, _)| f.clone());
         let fabric = match from_config {
             Some(f) => Some(f),
-            None if !p.infiniband => None,
+            // Fabrics named by the config are all the node's fabrics.
+            None if !configured.is_empty() || !p.infiniband => None,
             None => match (&p.subnet_prefix, p.sm_lid) {
                 (Some(prefix), _) if prefix != DEFAULT_PREFIX => Some(format!("ib-{prefix}")),
                 (_, Some(lid)) => {

@@ -15,6 +15,7 @@
 mod config;
 pub mod gpu;
 pub mod ib;
+pub mod pcie;
 pub mod weights;
 
 use std::ffi::OsString;
@@ -132,35 +133,11 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
         .collect();
     gpus.sort_by_key(|g| g.index);
 
-    let ports = ib::active_ports(&m.root.join("sys"));
+    let ports = rail_ports(m, &gpus, &mut warnings);
     let (fabrics, ib_warnings) = ib::fabrics(&ports, &cfg.fabrics);
     warnings.extend(ib_warnings);
 
-    let search = crate::engines::SearchPath::new(m.path.as_deref());
-    warnings.extend(search.warning());
-    let mut engines = std::collections::BTreeMap::new();
-    for e in ENGINES {
-        if let Some(path) = cfg.engines.get(e.name) {
-            if is_executable(path) {
-                engines.insert(e.name.to_string(), String::new());
-            }
-            continue;
-        }
-        if e.binaries.iter().any(|b| search.find(b).is_some()) {
-            engines.insert(e.name.to_string(), String::new());
-        } else if let Some(module) = e.python_module {
-            match probe_python_module(m, &search, module) {
-                Ok(true) => {
-                    engines.insert(e.name.to_string(), String::new());
-                }
-                Ok(false) => {}
-                Err(why) => warnings.push(
-                    Diag::warning(Code::ProbeFailed, format!("{} left out: {why}", e.name))
-                        .help("raise --probe-timeout, or check python3 on this node"),
-                ),
-            }
-        }
-    }
+    let engines = engines(m, &mut warnings);
 
     // Every list discovery looked for is written, empty or not: a node it
     // describes is held to them (no model dirs: it looked, in none).
@@ -196,6 +173,70 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
         origin: None,
     };
     (node, warnings)
+}
+
+/// The node's active InfiniBand ports that may carry a replica. On a node
+/// with GPU rails, the other adapters (storage, in-band) join no fabric
+/// unless the node config names them.
+fn rail_ports(m: &Machine, gpus: &[Gpu], warnings: &mut Vec<Diag>) -> Vec<ib::Port> {
+    let cfg = &m.config;
+    let sys = m.root.join("sys");
+    let mut ports = ib::active_ports(&sys);
+    let bus_ids: Vec<&str> = gpus.iter().filter_map(|g| g.pci_bus_id.as_deref()).collect();
+    let hcas: Vec<&str> = ports.iter().map(|p| p.hca.as_str()).collect();
+    let rails = pcie::rails(&sys, &bus_ids, &hcas);
+    if !gpus.is_empty() && !rails.is_empty() {
+        let named = |hca: &str| cfg.fabrics.values().any(|h| h.iter().any(|x| x == hca));
+        let mut left_out: Vec<String> =
+            ports.iter().filter(|p| !rails.contains(&p.hca) && !named(&p.hca)).map(|p| p.hca.clone()).collect();
+        left_out.dedup();
+        if !left_out.is_empty() {
+            warnings.push(
+                Diag::warning(
+                    Code::NotARail,
+                    format!("{} left out of fabrics: no PCIe switch shared with a GPU", left_out.join(", ")),
+                )
+                .help(
+                    "storage and in-band adapters do not carry a replica's traffic; name an adapter in the node \
+                     config ([fabrics]) to use it anyway",
+                ),
+            );
+            ports.retain(|p| !left_out.contains(&p.hca));
+        }
+    }
+    ports
+}
+
+/// The engines installed, found by path (and SGLang by its one probe).
+fn engines(m: &Machine, warnings: &mut Vec<Diag>) -> std::collections::BTreeMap<String, String> {
+    let cfg = &m.config;
+    let search = crate::engines::SearchPath::new(m.path.as_deref());
+    warnings.extend(search.warning());
+    let mut engines = std::collections::BTreeMap::new();
+    for e in ENGINES {
+        if let Some(path) = cfg.engines.get(e.name) {
+            if is_executable(path) {
+                engines.insert(e.name.to_string(), String::new());
+            }
+            continue;
+        }
+        if e.binaries.iter().any(|b| search.find(b).is_some()) {
+            engines.insert(e.name.to_string(), String::new());
+        } else if let Some(module) = e.python_module {
+            match probe_python_module(m, &search, module) {
+                Ok(true) => {
+                    engines.insert(e.name.to_string(), String::new());
+                }
+                Ok(false) => {}
+                Err(why) => warnings.push(
+                    Diag::warning(Code::ProbeFailed, format!("{} left out: {why}", e.name))
+                        .help("raise --probe-timeout, or check python3 on this node"),
+                ),
+            }
+        }
+    }
+
+    engines
 }
 
 /// A configured path inside the machine's root (the root is `/` for real).

@@ -393,3 +393,115 @@ fn a_mig_a100_discovered_through_the_gpu_facts_seam() {
     let out = run(&["nodes", "--inventory", inv.to_str().unwrap()]);
     assert!(stdout(&out).contains("a100-sxm4-80gb MIG 3g.40gb 2/2"), "{}", transcript(&out));
 }
+
+/// A PCI device at `path` under sys/devices ("pci0000:17/0000:17:01.0/..."),
+/// linked from sys/bus/pci/devices/<bdf> as the kernel links it.
+fn pci_device(root: &Path, path: &str) {
+    let bdf = path.rsplit('/').next().unwrap();
+    std::fs::create_dir_all(root.join("sys/devices").join(path)).unwrap();
+    std::fs::create_dir_all(root.join("sys/bus/pci/devices")).unwrap();
+    std::os::unix::fs::symlink(format!("../../../devices/{path}"), root.join("sys/bus/pci/devices").join(bdf)).unwrap();
+}
+
+/// An InfiniBand adapter whose PCI device is at `path`, with one active port.
+fn hca(root: &Path, dev: &str, path: &str, prefix: &str) {
+    pci_device(root, path);
+    ib_port(root, dev, 1, "4: ACTIVE", "InfiniBand", &format!("{prefix}:0000:0000:0000:0001"), "1");
+    std::os::unix::fs::symlink(
+        format!("../../../devices/{path}"),
+        root.join("sys/class/infiniband").join(dev).join("device"),
+    )
+    .unwrap();
+}
+
+fn gpu_at(index: u32, bus: &str) -> GpuFacts {
+    GpuFacts {
+        index,
+        name: "NVIDIA H100 80GB HBM3".into(),
+        memory_mb: 81559,
+        // NVML's spelling: an 8-digit domain, upper case.
+        pci_bus_id: Some(format!("0000{}", bus.to_uppercase())),
+        ..GpuFacts::default()
+    }
+}
+
+/// A DGX-like node: behind each root port a PCIe switch with a GPU and its
+/// compute adapter; a storage adapter on a subnet of its own hangs off a
+/// CPU root port.
+fn dgx_like(root: &Path) -> Vec<GpuFacts> {
+    let mut gpus = Vec::new();
+    for (i, rc) in ["17", "38", "9a", "b8"].iter().enumerate() {
+        let rc_n = u8::from_str_radix(rc, 16).unwrap();
+        let (up, down) = (rc_n + 1, rc_n + 2);
+        let switch = format!("pci0000:{rc}/0000:{rc}:01.0/0000:{up:02x}:00.0");
+        let gpu = format!("0000:{:02x}:00.0", rc_n + 4);
+        pci_device(root, &format!("{switch}/0000:{down:02x}:00.0/{gpu}"));
+        hca(
+            root,
+            &format!("mlx5_{i}"),
+            &format!("{switch}/0000:{down:02x}:01.0/0000:{:02x}:00.0", rc_n + 3),
+            "fe80:0000:0000:0001",
+        );
+        gpus.push(gpu_at(i as u32, &gpu));
+    }
+    hca(root, "mlx5_8", "pci0000:00/0000:00:02.0/0000:01:00.0", "fe80:0000:0000:0002");
+    gpus
+}
+
+#[test]
+fn gpu_rails_on_a_dgx_like_node_leave_the_storage_port_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let gpus = dgx_like(dir.path());
+    let (node, warnings) = discover(&machine(dir.path(), Ok(gpus.clone()), NodeConfig::default(), None));
+    let fabrics: Vec<_> = node.fabrics.iter().map(|f| (f.name.clone(), f.hcas.clone().unwrap())).collect();
+    assert_eq!(
+        fabrics,
+        vec![(
+            "ib-fe80000000000001".to_string(),
+            vec!["mlx5_0".to_string(), "mlx5_1".into(), "mlx5_2".into(), "mlx5_3".into()]
+        )]
+    );
+    let codes: Vec<_> = warnings.iter().map(|w| (w.code.as_str(), w.message.clone())).collect();
+    assert!(
+        codes.contains(&(
+            "llmgw::discover::not-a-rail",
+            "mlx5_8 left out of fabrics: no PCIe switch shared with a GPU".into()
+        )),
+        "{codes:?}"
+    );
+    // The node config can still name it.
+    let config = NodeConfig {
+        fabrics: [("storage".to_string(), vec!["mlx5_8".to_string()]), ("compute".into(), vec!["mlx5_0".into()])]
+            .into(),
+        ..NodeConfig::default()
+    };
+    let (node, warnings) = discover(&machine(dir.path(), Ok(gpus), config, None));
+    let names: Vec<_> = node.fabrics.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["compute", "storage"]);
+    assert!(warnings.iter().all(|w| w.code.as_str() != "llmgw::discover::not-a-rail"), "{warnings:?}");
+}
+
+#[test]
+fn a_pcie_server_with_nics_off_the_cpu_keeps_every_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // The GPU and the adapters each behind their own root port: no switch.
+    pci_device(root, "pci0000:00/0000:00:03.0/0000:03:00.0");
+    hca(root, "mlx5_0", "pci0000:00/0000:00:02.0/0000:01:00.0", "fe80:0000:0000:0001");
+    hca(root, "mlx5_1", "pci0000:40/0000:40:02.0/0000:41:00.0", "fe80:0000:0000:0002");
+    let (node, warnings) = discover(&machine(root, Ok(vec![gpu_at(0, "0000:03:00.0")]), NodeConfig::default(), None));
+    let names: Vec<_> = node.fabrics.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["ib-fe80000000000001", "ib-fe80000000000002"]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
+
+#[test]
+fn a_container_whose_sysfs_shows_no_switches_keeps_every_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    pci_device(root, "pci0000:00/0000:00:04.0");
+    hca(root, "mlx5_0", "pci0000:00/0000:00:05.0", "fe80:0000:0000:0001");
+    let (node, warnings) = discover(&machine(root, Ok(vec![gpu_at(0, "0000:00:04.0")]), NodeConfig::default(), None));
+    assert_eq!(node.fabrics.len(), 1);
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
