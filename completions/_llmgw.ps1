@@ -58,13 +58,14 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
         'llmgw;place' {
             [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
             [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
+            [CompletionResult]::new('--rejections', '--rejections', [CompletionResultType]::ParameterName, 'In JSON, why each unplaced replica was left out: grouped reasons, the full per-node list, or none (closest misses are always given)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else human)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the output to this file (atomically) instead of stdout; a .json name means --format json')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the output to this file (atomically) instead of stdout; a .json name means --format json')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
             [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break

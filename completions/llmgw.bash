@@ -751,7 +751,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__place)
-            opts="-i -o -h -V --inventory --format --output --color --max-input-bytes --help --version"
+            opts="-i -o -h -V --inventory --rejections --format --output --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -763,6 +763,10 @@ _llmgw() {
                     ;;
                 -i)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rejections)
+                    COMPREPLY=($(compgen -W "grouped full none" -- "${cur}"))
                     return 0
                     ;;
                 --format)

@@ -53,13 +53,14 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;place'= {
             cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
             cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
+            cand --rejections 'In JSON, why each unplaced replica was left out: grouped reasons, the full per-node list, or none (closest misses are always given)'
             cand --format 'Output format (default: from the extension of -o, else human)'
             cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
             cand --output 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
             cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
             cand --max-input-bytes 'Refuse an input file larger than this many bytes'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }

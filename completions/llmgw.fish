@@ -55,6 +55,9 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l max-input-bytes
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l rejections -d 'In JSON, why each unplaced replica was left out: grouped reasons, the full per-node list, or none (closest misses are always given)' -r -f -a "grouped\t'`reasons`: one entry per distinct reason of a pool, with its nodes'
+full\t'`rejections`: every rejection, node by node, in the order tried'
+none\t'Neither; `closest` only'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s o -l output -d 'Write the output to this file (atomically) instead of stdout; a .json name means --format json' -r -F
@@ -62,7 +65,7 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l color -d 'When to 
 always\t''
 never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
-complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l model -d 'The model to explain' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l replica -d 'Only this replica index' -r

@@ -81,6 +81,10 @@ pub struct PlaceArgs {
     pub catalog: PathBuf,
     #[command(flatten)]
     pub inventory: InventoryFlag,
+    /// In JSON, why each unplaced replica was left out: grouped reasons, the
+    /// full per-node list, or none (closest misses are always given)
+    #[arg(long, value_enum, default_value_t, value_name = "FORM")]
+    pub rejections: crate::report::place::Rejections,
     /// Output format (default: from the extension of -o, else human)
     #[arg(long, value_enum)]
     pub format: Option<OutputFormat>,

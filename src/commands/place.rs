@@ -20,7 +20,7 @@ pub fn run(a: &cli::PlaceArgs) -> Outcome {
     t.lap("placement");
     let names = Names { catalog: &catalog, fleet: &fleet };
     match format {
-        OutputFormat::Json => report::place::json(&mut out, &names, &plan)?,
+        OutputFormat::Json => report::place::json(&mut out, &names, &plan, a.rejections)?,
         OutputFormat::Human => {
             out.fit_width();
             let text = report::place::human(&names, &plan);

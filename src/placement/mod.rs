@@ -142,8 +142,16 @@ pub enum Decision {
     Unplaced {
         model: u32,
         replica: u32,
-        rejections: Arc<[Rejection]>,
+        why: Arc<Why>,
     },
+}
+
+/// Why a replica was left unplaced: every rejection in the order tried, and
+/// how many nodes qualified in each pool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Why {
+    pub rejections: Vec<Rejection>,
+    pub tallies: Vec<PoolTally>,
 }
 
 /// How many nodes a (profile, pool) pair looked at and how many qualified.
@@ -282,12 +290,12 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
         // The fast path reuses the first answer instead of asking again, so
         // a million unplaced replicas cost one list of rejections, not a
         // million (the reference path keeps asking, to check the shortcut).
-        let mut gave_up: Option<Arc<[Rejection]>> = None;
+        let mut gave_up: Option<Arc<Why>> = None;
 
         for replica in (0..model.replicas).filter(|&r| !have[r as usize]) {
-            if let (Some(rejections), Mode::Fast, false) = (&gave_up, opts.mode, explaining) {
+            if let (Some(why), Mode::Fast, false) = (&gave_up, opts.mode, explaining) {
                 summary.unplaced += 1;
-                decisions.push(Decision::Unplaced { model: mi as u32, replica, rejections: rejections.clone() });
+                decisions.push(Decision::Unplaced { model: mi as u32, replica, why: why.clone() });
                 continue;
             }
             let placement = if explaining || opts.mode == Mode::Reference {
@@ -297,14 +305,17 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
                 }
                 match attempt.placement {
                     Some(p) => Ok(p),
-                    None => Err(attempt.rejections),
+                    None => Err(Why { rejections: attempt.rejections, tallies: attempt.tallies }),
                 }
             } else {
                 let index = fast.as_mut().expect("fast mode has an index");
                 match index.place(&fleet, &compiled, &order, &mut failed, mi as u32, replica) {
                     Some(p) => Ok(p),
                     // Why it failed is asked only now, of the literal path.
-                    None => Err(reference::attempt(&fleet, &compiled, &order, mi as u32, replica).rejections),
+                    None => {
+                        let a = reference::attempt(&fleet, &compiled, &order, mi as u32, replica);
+                        Err(Why { rejections: a.rejections, tallies: a.tallies })
+                    }
                 }
             };
             match placement {
@@ -316,11 +327,11 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
                     summary.placed += 1;
                     decisions.push(Decision::Placed(p));
                 }
-                Err(rejections) => {
-                    let rejections: Arc<[Rejection]> = rejections.into();
-                    gave_up = Some(rejections.clone());
+                Err(why) => {
+                    let why = Arc::new(why);
+                    gave_up = Some(why.clone());
                     summary.unplaced += 1;
-                    decisions.push(Decision::Unplaced { model: mi as u32, replica, rejections });
+                    decisions.push(Decision::Unplaced { model: mi as u32, replica, why });
                 }
             }
         }

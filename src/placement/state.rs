@@ -232,6 +232,11 @@ impl<'i> Fleet<'i> {
         existing
     }
 
+    /// The replicas of a model the inventory already runs, with their nodes.
+    pub fn existing_of(&self, model: &str) -> Option<&BTreeMap<u32, Vec<u32>>> {
+        self.existing.get(model)
+    }
+
     pub fn avoided(&self, node: u32) -> bool {
         self.avoid[node as usize] == self.stamp
     }

@@ -296,7 +296,7 @@ fn place_json(cat: &Catalog, inv: &Inventory, mode: Mode) -> String {
     let fleet = super::Fleet::new(inv);
     let names = Names { catalog: cat, fleet: &fleet };
     let mut out = Vec::new();
-    crate::report::place::json(&mut out, &names, &p).unwrap();
+    crate::report::place::json(&mut out, &names, &p, crate::report::place::Rejections::Full).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -383,6 +383,25 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
     }
     let s = &p.summary;
     prop_assert_eq!(s.placed + s.unplaced, s.wanted - s.existing);
+    // Grouped reasons: per profile and pool, the counts add up to the full
+    // list's rejections there, and each group's nodes are its count.
+    let fleet = super::Fleet::new(inv);
+    let names = Names { catalog: cat, fleet: &fleet };
+    for d in &p.decisions {
+        let Decision::Unplaced { model, why, .. } = d else { continue };
+        let mut full: BTreeMap<(u32, String), usize> = BTreeMap::new();
+        for r in &why.rejections {
+            let prof = names.profile(*model, r.profile);
+            *full.entry((r.profile, names.pool(r.pool, prof))).or_default() += 1;
+        }
+        let mut grouped: BTreeMap<(u32, String), usize> = BTreeMap::new();
+        for g in crate::report::reasons::grouped(&names, *model, &why.rejections) {
+            let pi = cat.models[*model as usize].profiles.iter().position(|q| q.name == g.profile).unwrap() as u32;
+            prop_assert!(g.nodes.len() == g.count || (g.nodes.is_empty() && g.count == 1));
+            *grouped.entry((pi, g.pool)).or_default() += g.count;
+        }
+        prop_assert_eq!(full, grouped);
+    }
     Ok(())
 }
 
@@ -440,14 +459,14 @@ fn explain_matches_the_plan_it_explains() {
                 for a in &ex.attempts {
                     if a.placement.is_none() {
                         let rej = full.decisions.iter().find_map(|d| match d {
-                            Decision::Unplaced { model, replica, rejections }
+                            Decision::Unplaced { model, replica, why }
                                 if *model == mi as u32 && *replica == a.replica =>
                             {
-                                Some(rejections)
+                                Some(&why.rejections)
                             }
                             _ => None,
                         });
-                        prop_assert_eq!(rej.map(|r| &r[..]), Some(&a.rejections[..]));
+                        prop_assert_eq!(rej, Some(&a.rejections));
                     }
                 }
             }

@@ -19,6 +19,8 @@ struct ReplicaJson<'a> {
     replica: u32,
     placement: Option<PlacementJson<'a>>,
     rejections: Vec<RejectionJson<'a>>,
+    /// The same rejections grouped by reason within each profile and pool.
+    reasons: Vec<super::reasons::ReasonGroup<'a>>,
 }
 
 pub fn json<W: std::io::Write>(out: W, names: &Names<'_>, model: u32, attempts: &[&Attempt]) -> std::io::Result<()> {
@@ -30,6 +32,7 @@ pub fn json<W: std::io::Write>(out: W, names: &Names<'_>, model: u32, attempts: 
                 replica: a.replica,
                 placement: a.placement.as_ref().map(|p| names.placement_json(p)),
                 rejections: a.rejections.iter().map(|r| names.rejection_json(model, r)).collect(),
+                reasons: super::reasons::grouped(names, model, &a.rejections),
             })
             .collect(),
     };

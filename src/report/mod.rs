@@ -7,6 +7,7 @@ pub mod explain;
 pub mod lint;
 pub mod nodes;
 pub mod place;
+pub mod reasons;
 
 use std::io::Write as _;
 

@@ -6,23 +6,122 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde::ser::SerializeStruct;
 
-use super::{Names, RejectionJson, SeqOf};
-use crate::placement::{Decision, Plan, PoolTally, Rejection};
+use std::rc::Rc;
+use std::sync::Arc;
 
-pub fn json<W: std::io::Write>(out: W, names: &Names<'_>, plan: &Plan) -> std::io::Result<()> {
-    super::write_json(out, &PlaceDoc { names, plan })
+use super::reasons::{Closest, ReasonGroup, SoFar, closest, grouped};
+use super::{Names, RejectionJson, SeqOf};
+use crate::placement::{Decision, Plan, Pool, PoolTally, Rejection, Why};
+
+/// How much of why a replica was left unplaced `place --format json` tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Rejections {
+    /// `reasons`: one entry per distinct reason of a pool, with its nodes.
+    #[default]
+    Grouped,
+    /// `rejections`: every rejection, node by node, in the order tried.
+    Full,
+    /// Neither; `closest` only.
+    None,
+}
+
+pub fn json<W: std::io::Write>(out: W, names: &Names<'_>, plan: &Plan, form: Rejections) -> std::io::Result<()> {
+    super::write_json(out, &PlaceDoc { names, plan, form })
 }
 
 struct PlaceDoc<'a> {
     names: &'a Names<'a>,
     plan: &'a Plan,
+    form: Rejections,
 }
 
-#[derive(Serialize)]
+/// A value computed once and written wherever it is shared.
+struct Shared<T>(Rc<T>);
+
+impl<T: Serialize> Serialize for Shared<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
 struct UnplacedJson<'a> {
     model: &'a str,
     replica: u32,
-    rejections: Vec<RejectionJson<'a>>,
+    full: Option<Vec<RejectionJson<'a>>>,
+    grouped: Option<Shared<Vec<ReasonGroup<'a>>>>,
+    closest: Shared<Vec<Closest<'a>>>,
+}
+
+impl Serialize for UnplacedJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("model", self.model)?;
+        m.serialize_entry("replica", &self.replica)?;
+        if let Some(full) = &self.full {
+            m.serialize_entry("rejections", full)?;
+        }
+        if let Some(grouped) = &self.grouped {
+            m.serialize_entry("reasons", grouped)?;
+        }
+        m.serialize_entry("closest", &self.closest)?;
+        m.end()
+    }
+}
+
+/// Grouped reasons and closest misses, as computed for one `Why`.
+type Computed<'a> = (*const Why, Rc<Vec<ReasonGroup<'a>>>, Rc<Vec<Closest<'a>>>);
+
+/// The unplaced replicas in order, each with what the plan had placed
+/// before it. Replicas left out for one shared reason (the same `Why`)
+/// with nothing placed in between share their grouped reasons and closest
+/// misses, computed once.
+struct Unplaced<'n, 'a> {
+    names: &'n Names<'a>,
+    decisions: std::slice::Iter<'n, Decision>,
+    form: Rejections,
+    so_far: SoFar<'a>,
+    last: Option<Computed<'a>>,
+}
+
+impl<'a> Iterator for Unplaced<'_, 'a> {
+    type Item = UnplacedJson<'a>;
+
+    fn next(&mut self) -> Option<UnplacedJson<'a>> {
+        loop {
+            match self.decisions.next()? {
+                Decision::Placed(p) => {
+                    self.so_far.add(self.names, p);
+                    self.last = None;
+                }
+                Decision::Unplaced { model, replica, why } => {
+                    let key = Arc::as_ptr(why);
+                    let (grouped, closest) = match &self.last {
+                        Some((k, g, c)) if *k == key => (g.clone(), c.clone()),
+                        _ => {
+                            let g = if self.form == Rejections::Grouped {
+                                Rc::new(grouped(self.names, *model, &why.rejections))
+                            } else {
+                                Rc::new(Vec::new())
+                            };
+                            let c = Rc::new(closest(self.names, *model, why, &self.so_far));
+                            self.last = Some((key, g.clone(), c.clone()));
+                            (g, c)
+                        }
+                    };
+                    let names = self.names;
+                    return Some(UnplacedJson {
+                        model: &names.model(*model).name,
+                        replica: *replica,
+                        full: (self.form == Rejections::Full)
+                            .then(|| why.rejections.iter().map(|r| names.rejection_json(*model, r)).collect()),
+                        grouped: (self.form == Rejections::Grouped).then_some(Shared(grouped)),
+                        closest: Shared(closest),
+                    });
+                }
+            }
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -40,14 +139,13 @@ impl Serialize for PlaceDoc<'_> {
             Decision::Placed(p) => Some(names.placement_json(p)),
             Decision::Unplaced { .. } => None,
         });
-        let unplaced = self.plan.decisions.iter().filter_map(|d| match d {
-            Decision::Placed(_) => None,
-            Decision::Unplaced { model, replica, rejections } => Some(UnplacedJson {
-                model: &names.model(*model).name,
-                replica: *replica,
-                rejections: rejections.iter().map(|r| names.rejection_json(*model, r)).collect(),
-            }),
-        });
+        let unplaced = Unplaced {
+            names,
+            decisions: self.plan.decisions.iter(),
+            form: self.form,
+            so_far: SoFar::default(),
+            last: None,
+        };
         let sum = &self.plan.summary;
         let mut st = s.serialize_struct("Plan", 3)?;
         st.serialize_field("placements", &SeqOf::new(placements))?;
@@ -85,22 +183,22 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
     } else {
         let _ = writeln!(out, "No replica was placed by this plan.");
     }
-    // Unplaced replicas of one model left out for the same reasons are said
-    // once: "replicas 3-78 (76): not placed".
-    let mut groups: Vec<(u32, Vec<u32>, &[Rejection])> = Vec::new();
-    for d in &plan.decisions {
-        if let Decision::Unplaced { model, replica, rejections } = d {
+    existing_lines(names, &mut out);
+    // Unplaced replicas of one model left out for the same reasons, with
+    // nothing placed in between, are said once: "replicas 3-78 (76): not
+    // placed". Each says what this plan put on the nodes that came closest.
+    let mut groups: Vec<(u32, Vec<u32>, &Why, Vec<Closest<'_>>)> = Vec::new();
+    super::reasons::walk(names, &plan.decisions, |d, so_far| {
+        if let Decision::Unplaced { model, replica, why } = d {
             match groups.last_mut() {
-                Some((m, replicas, r))
-                    if m == model && (std::ptr::eq(*r, &rejections[..]) || **r == rejections[..]) =>
-                {
+                Some((m, replicas, w, _)) if m == model && (std::ptr::eq(*w, &**why) || **w == **why) => {
                     replicas.push(*replica);
                 }
-                _ => groups.push((*model, vec![*replica], rejections)),
+                _ => groups.push((*model, vec![*replica], why, closest(names, *model, why, so_far))),
             }
         }
-    }
-    for (model, replicas, rejections) in groups {
+    });
+    for (model, replicas, why, closest) in groups {
         let name = &names.model(model).name;
         match replicas.as_slice() {
             [one] => {
@@ -110,7 +208,10 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
                 let _ = writeln!(out, "\n{name} replicas {} ({}): not placed", runs(many), many.len());
             }
         }
-        for line in summary_lines(names, model, rejections, None) {
+        for line in summary_lines(names, model, &why.rejections, Some(&why.tallies)) {
+            let _ = writeln!(out, "  {line}");
+        }
+        for line in closest_lines(&closest) {
             let _ = writeln!(out, "  {line}");
         }
     }
@@ -134,6 +235,47 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
         sum.wanted, sum.existing, sum.placed, sum.unplaced
     );
     out
+}
+
+/// Where the replicas that already run are: one line per model.
+fn existing_lines(names: &Names<'_>, out: &mut String) {
+    for m in &names.catalog.models {
+        let Some(existing) = names.fleet.existing_of(&m.name) else { continue };
+        let running: Vec<(u32, &Vec<u32>)> =
+            existing.iter().filter(|(r, _)| **r < m.replicas).map(|(r, n)| (*r, n)).collect();
+        if running.is_empty() {
+            continue;
+        }
+        let replicas: Vec<u32> = running.iter().map(|(r, _)| *r).collect();
+        let mut nodes: Vec<&str> = running.iter().flat_map(|(_, n)| n.iter().map(|&n| names.node(n))).collect();
+        nodes.dedup();
+        let (word, verb) = if replicas.len() == 1 { ("replica", "runs") } else { ("replicas", "run") };
+        let _ =
+            writeln!(out, "\n{} {word} {} already {verb} on {}", m.name, runs(&replicas), super::shorten(&nodes, 5));
+    }
+}
+
+/// "closest: gpu-h100-02 has 4 free, needs 8; taken in this plan by
+/// llama-3.1-70b r1 (GPUs 0-3)", for each pool's nearest nodes.
+fn closest_lines(closest: &[Closest<'_>]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for c in closest.iter().filter(|c| !c.nearest.is_empty()) {
+        let mut line = format!("closest in {} ({}):", c.pool, c.profile);
+        for (i, n) in c.nearest.iter().enumerate() {
+            let _ = write!(line, "{} {} has {} free, needs {}", if i == 0 { "" } else { ";" }, n.node, n.free, n.needs);
+            if !n.taken_in_plan.is_empty() {
+                let by: Vec<String> = n
+                    .taken_in_plan
+                    .iter()
+                    .map(|t| format!("{} r{} (GPUs {})", t.model, t.replica, runs(&t.gpus)))
+                    .collect();
+                let held: usize = n.taken_in_plan.iter().map(|t| t.gpus.len()).sum();
+                let _ = write!(line, ", {held} taken in this plan by {}", by.join(" and "));
+            }
+        }
+        lines.push(line);
+    }
+    lines
 }
 
 /// Ascending indices as runs: "0, 3-78".
@@ -182,6 +324,13 @@ pub fn summary_lines(
         }
     }
     for r in rejections {
+        // A fabric's pool is about the nodes on that fabric: a cordoned node
+        // elsewhere is rejected there too (state comes first), but not counted.
+        if let (Pool::Fabric(f), Some(n)) = (r.pool, r.node)
+            && !names.fleet.attach[n as usize].iter().any(|a| a.0 == f)
+        {
+            continue;
+        }
         let gi = add_group(&mut groups, r.profile, r.pool);
         let g = &mut groups[gi];
         match r.node {

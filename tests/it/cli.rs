@@ -14,9 +14,42 @@ fn place_human_on_the_examples() {
 
 #[test]
 fn place_json_on_the_examples() {
+    // --rejections full is the seed's form: with `closest` taken out, the
+    // same bytes as before grouped reasons and closest misses existed.
+    let out = run(&["place", CATALOG, "--inventory", FLEET, "--format", "json", "--rejections", "full"]);
+    assert_eq!(code(&out), 1);
+    let mut v = json(&out);
+    for u in v["unplaced"].as_array_mut().unwrap() {
+        assert!(u.as_object_mut().unwrap().remove("closest").is_some());
+    }
+    insta::assert_snapshot!(serde_json::to_string_pretty(&v).unwrap() + "\n");
+}
+
+#[test]
+fn place_json_groups_reasons_by_default() {
     let out = run(&["place", CATALOG, "--inventory", FLEET, "--format", "json"]);
     assert_eq!(code(&out), 1);
     insta::assert_snapshot!(stdout(&out));
+    let v = json(&out);
+    let full = json(&run(&["place", CATALOG, "--inventory", FLEET, "--format", "json", "--rejections", "full"]));
+    for (g, f) in v["unplaced"].as_array().unwrap().iter().zip(full["unplaced"].as_array().unwrap()) {
+        assert!(g.get("rejections").is_none() && f.get("reasons").is_none());
+        assert_eq!(g["closest"], f["closest"]);
+        // Per pool, the grouped counts add up to the full list's rejections.
+        let mut per_pool: std::collections::BTreeMap<(String, String), u64> = Default::default();
+        for r in f["rejections"].as_array().unwrap() {
+            *per_pool.entry((r["profile"].to_string(), r["pool"].to_string())).or_default() += 1;
+        }
+        for r in g["reasons"].as_array().unwrap() {
+            let e = per_pool.get_mut(&(r["profile"].to_string(), r["pool"].to_string())).unwrap();
+            *e -= r["count"].as_u64().unwrap();
+            assert_eq!(r["count"].as_u64().unwrap() as usize, r["nodes"].as_array().unwrap().len().max(1));
+        }
+        assert!(per_pool.values().all(|&n| n == 0), "{per_pool:?}");
+    }
+    let none = json(&run(&["place", CATALOG, "--inventory", FLEET, "--format", "json", "--rejections", "none"]));
+    let u = &none["unplaced"][0];
+    assert!(u.get("reasons").is_none() && u.get("rejections").is_none() && u.get("closest").is_some());
 }
 
 #[test]
@@ -54,7 +87,7 @@ fn explain_one_replica_json() {
     assert_eq!(v["replicas"][0]["replica"], 1);
     assert!(v["replicas"][0]["placement"].is_null());
     // The explanation agrees with what `place` says of the same replica.
-    let plan = json(&run(&["place", CATALOG, "--inventory", FLEET, "--format", "json"]));
+    let plan = json(&run(&["place", CATALOG, "--inventory", FLEET, "--format", "json", "--rejections", "full"]));
     let unplaced = plan["unplaced"].as_array().unwrap().iter().find(|u| u["model"] == "llama-3.1-405b").unwrap();
     assert_eq!(unplaced["rejections"], v["replicas"][0]["rejections"]);
 }

@@ -11,10 +11,16 @@ fn place(catalog: &str, inventory: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let c = write(dir.path(), "catalog.toml", catalog);
     let i = write(dir.path(), "fleet.toml", inventory);
-    let out = run(&["place", c.to_str().unwrap(), "--inventory", i.to_str().unwrap(), "--format", "json"]);
-    let v = json(&out);
+    let args =
+        ["place", c.to_str().unwrap(), "--inventory", i.to_str().unwrap(), "--format", "json", "--rejections", "full"];
+    let out = run(&args);
+    let mut v = json(&out);
     let unplaced = v["summary"]["unplaced"].as_u64().unwrap();
     assert_eq!(code(&out), if unplaced > 0 { 1 } else { 0 }, "{}", transcript(&out));
+    // The rules' exact rejections; closest misses are tested on their own.
+    for u in v["unplaced"].as_array_mut().unwrap() {
+        u.as_object_mut().unwrap().remove("closest");
+    }
     v
 }
 
@@ -447,6 +453,12 @@ name = "m"
             {"profile": "big", "pool": "none/h100-80gb-hbm3", "node": "a", "reason": "node is down"},
             {"profile": "big", "pool": "none/h100-80gb-hbm3", "node": "b", "reason": "has 2 free h100-80gb-hbm3 GPUs, needs 8"},
             {"profile": "small", "pool": "none/h100-80gb-hbm3", "node": "a", "reason": "node is down"}
+        ],
+        // Explain keeps the full list and gains the grouped one.
+        "reasons": [
+            {"profile": "big", "pool": "none/h100-80gb-hbm3", "reason": "node is down", "count": 1, "nodes": ["a"]},
+            {"profile": "big", "pool": "none/h100-80gb-hbm3", "reason": "has 2 free h100-80gb-hbm3 GPUs, needs 8", "count": 1, "nodes": ["b"]},
+            {"profile": "small", "pool": "none/h100-80gb-hbm3", "reason": "node is down", "count": 1, "nodes": ["a"]}
         ]}]})
     );
 }
@@ -639,4 +651,48 @@ fn mig_inventory_errors_are_refused_with_their_codes() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(&format!("llmgw::inventory::{code_name}")), "{code_name}: {err}");
     }
+}
+
+#[test]
+fn grouped_reasons_and_what_this_plan_took_from_the_closest_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = |name: &str, gpus: u32| {
+        format!(
+            "[[model]]\nname = \"{name}\"\n[[model.profile]]\nname = \"tp{gpus}\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = {gpus}\n"
+        )
+    };
+    let c = write(
+        dir.path(),
+        "c.toml",
+        &(model("llama-3.1-70b", 4) + &model("qwen2.5-72b", 4) + &model("llama-3.1-405b", 8)),
+    );
+    let inventory = format!(
+        "[[node]]\nid = \"h1\"\n{}\n[[node]]\nid = \"h2\"\n{}[[node.allocation]]\nmodel = \"other\"\nreplica = 0\ngpus = [0, 1, 2, 3]\n\n[[node]]\nid = \"h3\"\nstate = \"cordoned\"\n{}",
+        h100(8),
+        h100(8),
+        h100(8)
+    );
+    let i = write(dir.path(), "fleet.toml", &inventory);
+    let out = run(&["place", c.to_str().unwrap(), "--inventory", i.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 1, "{}", transcript(&out));
+    let v = json(&out);
+    assert_eq!(chosen(&v), vec![vec!["h2".to_string()], vec!["h1".to_string()]]);
+    assert_eq!(
+        v["unplaced"],
+        json!([{
+            "model": "llama-3.1-405b", "replica": 0,
+            "reasons": [
+                {"profile": "tp8", "pool": "none/h100-80gb-hbm3", "reason": "has 4 free h100-80gb-hbm3 GPUs, needs 8", "count": 1, "nodes": ["h1"]},
+                {"profile": "tp8", "pool": "none/h100-80gb-hbm3", "reason": "has 0 free h100-80gb-hbm3 GPUs, needs 8", "count": 1, "nodes": ["h2"]},
+                {"profile": "tp8", "pool": "none/h100-80gb-hbm3", "reason": "node is cordoned", "count": 1, "nodes": ["h3"]}
+            ],
+            "closest": [{
+                "profile": "tp8", "pool": "none/h100-80gb-hbm3", "qualify": 0, "needs": 1,
+                "nearest": [
+                    {"node": "h1", "free": 4, "needs": 8, "taken_in_plan": [{"model": "qwen2.5-72b", "replica": 0, "gpus": [0, 1, 2, 3]}]},
+                    {"node": "h2", "free": 0, "needs": 8, "taken_in_plan": [{"model": "llama-3.1-70b", "replica": 0, "gpus": [4, 5, 6, 7]}]}
+                ]
+            }]
+        }])
+    );
 }
