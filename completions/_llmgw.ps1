@@ -34,6 +34,8 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('engine-check', 'engine-check', [CompletionResultType]::ParameterValue, 'Find engines on PATH and run their version commands, safely')
             [CompletionResult]::new('nodes', 'nodes', [CompletionResultType]::ParameterValue, 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk')
             [CompletionResult]::new('inventory', 'inventory', [CompletionResultType]::ParameterValue, 'Work with inventory files')
+            [CompletionResult]::new('capacity', 'capacity', [CompletionResultType]::ParameterValue, 'How many nodes of a shape to add so that every replica places')
+            [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'What changed between two plans (place --format json): exit 1 if any placement differs')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page, or write one page per command into a folder')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -187,6 +189,34 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
         'llmgw;inventory;help;help' {
             break
         }
+        'llmgw;capacity' {
+            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
+            [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
+            [CompletionResult]::new('--add', '--add', [CompletionResultType]::ParameterName, 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth (dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs, cpu), or like:NODE for copies of a node of the fleet')
+            [CompletionResult]::new('--max', '--max', [CompletionResultType]::ParameterName, 'The most nodes to try')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else human)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the output to this file (atomically) instead of stdout; a .json name means --format json')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the output to this file (atomically) instead of stdout; a .json name means --format json')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
+            [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'llmgw;diff' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else human)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the output to this file (atomically) instead of stdout; a .json name means --format json')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the output to this file (atomically) instead of stdout; a .json name means --format json')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
+            [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'llmgw;completions' {
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
             [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
@@ -214,6 +244,8 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('engine-check', 'engine-check', [CompletionResultType]::ParameterValue, 'Find engines on PATH and run their version commands, safely')
             [CompletionResult]::new('nodes', 'nodes', [CompletionResultType]::ParameterValue, 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk')
             [CompletionResult]::new('inventory', 'inventory', [CompletionResultType]::ParameterValue, 'Work with inventory files')
+            [CompletionResult]::new('capacity', 'capacity', [CompletionResultType]::ParameterValue, 'How many nodes of a shape to add so that every replica places')
+            [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'What changed between two plans (place --format json): exit 1 if any placement differs')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page, or write one page per command into a folder')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -246,6 +278,12 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             break
         }
         'llmgw;help;inventory;synth' {
+            break
+        }
+        'llmgw;help;capacity' {
+            break
+        }
+        'llmgw;help;diff' {
             break
         }
         'llmgw;help;completions' {

@@ -16,8 +16,14 @@ _llmgw() {
             ",$1")
                 cmd="llmgw"
                 ;;
+            llmgw,capacity)
+                cmd="llmgw__subcmd__capacity"
+                ;;
             llmgw,completions)
                 cmd="llmgw__subcmd__completions"
+                ;;
+            llmgw,diff)
+                cmd="llmgw__subcmd__diff"
                 ;;
             llmgw,discover)
                 cmd="llmgw__subcmd__discover"
@@ -46,8 +52,14 @@ _llmgw() {
             llmgw,place)
                 cmd="llmgw__subcmd__place"
                 ;;
+            llmgw__subcmd__help,capacity)
+                cmd="llmgw__subcmd__help__subcmd__capacity"
+                ;;
             llmgw__subcmd__help,completions)
                 cmd="llmgw__subcmd__help__subcmd__completions"
+                ;;
+            llmgw__subcmd__help,diff)
+                cmd="llmgw__subcmd__help__subcmd__diff"
                 ;;
             llmgw__subcmd__help,discover)
                 cmd="llmgw__subcmd__help__subcmd__discover"
@@ -107,12 +119,62 @@ _llmgw() {
 
     case "${cmd}" in
         llmgw)
-            opts="-h -V --color --max-input-bytes --help --version discover place explain-placement lint engine-check nodes inventory completions man help"
+            opts="-h -V --color --max-input-bytes --help --version discover place explain-placement lint engine-check nodes inventory capacity diff completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-input-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__capacity)
+            opts="-i -o -h -V --inventory --add --max --format --output --color --max-input-bytes --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --inventory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --add)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -135,6 +197,40 @@ _llmgw() {
                 return 0
             fi
             case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-input-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__diff)
+            opts="-o -h -V --format --output --color --max-input-bytes --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -289,7 +385,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__help)
-            opts="discover place explain-placement lint engine-check nodes inventory completions man help"
+            opts="discover place explain-placement lint engine-check nodes inventory capacity diff completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -302,7 +398,35 @@ _llmgw() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        llmgw__subcmd__help__subcmd__capacity)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         llmgw__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__help__subcmd__diff)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

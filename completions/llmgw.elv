@@ -31,6 +31,8 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand engine-check 'Find engines on PATH and run their version commands, safely'
             cand nodes 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk'
             cand inventory 'Work with inventory files'
+            cand capacity 'How many nodes of a shape to add so that every replica places'
+            cand diff 'What changed between two plans (place --format json): exit 1 if any placement differs'
             cand completions 'Print shell completions'
             cand man 'Print the man page, or write one page per command into a folder'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -170,6 +172,32 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         }
         &'llmgw;inventory;help;help'= {
         }
+        &'llmgw;capacity'= {
+            cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
+            cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
+            cand --add 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth (dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs, cpu), or like:NODE for copies of a node of the fleet'
+            cand --max 'The most nodes to try'
+            cand --format 'Output format (default: from the extension of -o, else human)'
+            cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
+            cand --output 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;diff'= {
+            cand --format 'Output format (default: from the extension of -o, else human)'
+            cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
+            cand --output 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'llmgw;completions'= {
             cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
             cand --max-input-bytes 'Refuse an input file larger than this many bytes'
@@ -195,6 +223,8 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand engine-check 'Find engines on PATH and run their version commands, safely'
             cand nodes 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk'
             cand inventory 'Work with inventory files'
+            cand capacity 'How many nodes of a shape to add so that every replica places'
+            cand diff 'What changed between two plans (place --format json): exit 1 if any placement differs'
             cand completions 'Print shell completions'
             cand man 'Print the man page, or write one page per command into a folder'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -218,6 +248,10 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;help;inventory;merge'= {
         }
         &'llmgw;help;inventory;synth'= {
+        }
+        &'llmgw;help;capacity'= {
+        }
+        &'llmgw;help;diff'= {
         }
         &'llmgw;help;completions'= {
         }

@@ -45,6 +45,10 @@ pub enum Command {
     /// Work with inventory files
     #[command(subcommand)]
     Inventory(InventoryCommand),
+    /// How many nodes of a shape to add so that every replica places
+    Capacity(CapacityArgs),
+    /// What changed between two plans (place --format json): exit 1 if any placement differs
+    Diff(DiffArgs),
     /// Print shell completions
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per command into a folder
@@ -245,6 +249,47 @@ pub struct SynthArgs {
     /// Output format (default: from the extension of -o, else toml)
     #[arg(long, value_enum)]
     pub format: Option<crate::doc::Format>,
+}
+
+#[derive(Args, Debug)]
+pub struct CapacityArgs {
+    /// The catalog of models and profiles
+    #[arg(value_name = "CATALOG")]
+    pub catalog: PathBuf,
+    #[command(flatten)]
+    pub inventory: InventoryFlag,
+    /// The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of
+    /// inventory synth (dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs,
+    /// cpu), or like:NODE for copies of a node of the fleet
+    #[arg(long, value_name = "SHAPE")]
+    pub add: String,
+    /// The most nodes to try
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max: u32,
+    /// Output format (default: from the extension of -o, else human)
+    #[arg(long, value_enum)]
+    pub format: Option<OutputFormat>,
+    /// Write the output to this file (atomically) instead of stdout; a .json
+    /// name means --format json
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The plan before
+    #[arg(value_name = "OLD")]
+    pub old: PathBuf,
+    /// The plan after
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+    /// Output format (default: from the extension of -o, else human)
+    #[arg(long, value_enum)]
+    pub format: Option<OutputFormat>,
+    /// Write the output to this file (atomically) instead of stdout; a .json
+    /// name means --format json
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -3,11 +3,13 @@
 //! `run` is the whole program; `main.rs` only hands it the arguments. Each
 //! command returns an `Exit`, or the diagnostics that made its input unusable.
 
+pub mod capacity;
 pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod decode;
 pub mod diag;
+pub mod diff;
 pub mod discovery;
 pub mod doc;
 pub mod engine_check;

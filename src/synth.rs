@@ -137,6 +137,53 @@ impl Rng {
     }
 }
 
+/// One node of a shape: its GPUs, NVLink, memory, engines, a fabric with
+/// its adapters when one is given, the labels and `shape`; ready, empty,
+/// with 90% of 30 TiB free for weights.
+pub fn node_of(sh: &Shape, id: String, fabric: Option<&str>, mut labels: BTreeMap<String, String>) -> Node {
+    let class = normalize_class(sh.gpu_name);
+    let gpus: Vec<Gpu> = (0..sh.gpus)
+        .map(|i| Gpu {
+            index: i,
+            name: sh.gpu_name.to_string(),
+            memory_mb: sh.gpu_memory_mb,
+            uuid: None,
+            pci_bus_id: None,
+            mig: None,
+            class_override: None,
+            class: class.clone(),
+            nvlink_peers: match sh.nvlink {
+                NvLink::Switch => (0..sh.gpus).filter(|&j| j != i).collect(),
+                NvLink::Pairs => vec![i ^ 1],
+                NvLink::None => Vec::new(),
+            },
+            healthy: true,
+            mig_devices: Vec::new(),
+        })
+        .collect();
+    labels.insert("shape".into(), sh.name.into());
+    let total_bytes = 30u64 << 40;
+    Node {
+        id,
+        discovered_by: None,
+        state: State::Ready,
+        labels,
+        memory_total_mb: sh.memory_mb,
+        engines: Some(sh.engines.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+        weights: None,
+        disk: Some(Disk { path: "/models".into(), free_bytes: total_bytes / 10 * 9, total_bytes }),
+        gpus,
+        fabrics: match fabric {
+            Some(f) if sh.hcas > 0 => {
+                vec![Fabric { name: f.to_string(), hcas: Some((0..sh.hcas).map(|i| format!("mlx5_{i}")).collect()) }]
+            }
+            _ => Vec::new(),
+        },
+        allocations: Vec::new(),
+        origin: None,
+    }
+}
+
 pub fn synthesize(groups: &[Group], cordoned: f64, load: f64, seed: u64, prefix: &str) -> Inventory {
     let mut rng = Rng(seed);
     let total: u64 = groups.iter().map(|g| u64::from(g.count)).sum();
@@ -151,28 +198,10 @@ pub fn synthesize(groups: &[Group], cordoned: f64, load: f64, seed: u64, prefix:
         for _ in 0..g.count {
             serial += 1;
             let id = format!("{prefix}-{serial:0width$}");
-            let class = normalize_class(sh.gpu_name);
-            let gpus: Vec<Gpu> = (0..sh.gpus)
-                .map(|i| Gpu {
-                    index: i,
-                    name: sh.gpu_name.to_string(),
-                    memory_mb: sh.gpu_memory_mb,
-                    uuid: Some(format!("GPU-{:08x}-{:04x}-{:04x}", rng.next() as u32, serial as u16, i)),
-                    pci_bus_id: None,
-                    mig: None,
-                    class_override: None,
-                    class: class.clone(),
-                    nvlink_peers: match sh.nvlink {
-                        NvLink::Switch => (0..sh.gpus).filter(|&j| j != i).collect(),
-                        NvLink::Pairs => vec![i ^ 1],
-                        NvLink::None => Vec::new(),
-                    },
-                    healthy: true,
-                    mig_devices: Vec::new(),
-                })
-                .collect();
-            let mut labels = g.labels.clone();
-            labels.insert("shape".into(), sh.name.into());
+            let mut node = node_of(sh, id, g.fabric.as_deref(), g.labels.clone());
+            for (i, gpu) in node.gpus.iter_mut().enumerate() {
+                gpu.uuid = Some(format!("GPU-{:08x}-{:04x}-{:04x}", rng.next() as u32, serial as u16, i));
+            }
             let unseen = total - serial + 1;
             let state = if rng.unit() * (unseen as f64) < to_cordon as f64 {
                 to_cordon -= 1;
@@ -193,28 +222,10 @@ pub fn synthesize(groups: &[Group], cordoned: f64, load: f64, seed: u64, prefix:
             };
             let total_bytes = 30u64 << 40;
             let free_bytes = (total_bytes as f64 * (0.2 + 0.7 * rng.unit())) as u64;
-            nodes.push(Node {
-                id,
-                state,
-                labels,
-                memory_total_mb: sh.memory_mb,
-                discovered_by: None,
-                engines: Some(sh.engines.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
-                weights: None,
-                disk: Some(Disk { path: "/models".into(), free_bytes, total_bytes }),
-                gpus,
-                fabrics: match &g.fabric {
-                    Some(f) if sh.hcas > 0 => {
-                        vec![Fabric {
-                            name: f.clone(),
-                            hcas: Some((0..sh.hcas).map(|i| format!("mlx5_{i}")).collect()),
-                        }]
-                    }
-                    _ => Vec::new(),
-                },
-                allocations,
-                origin: None,
-            });
+            node.state = state;
+            node.allocations = allocations;
+            node.disk = Some(Disk { path: "/models".into(), free_bytes, total_bytes });
+            nodes.push(node);
         }
     }
     Inventory { nodes }

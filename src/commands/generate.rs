@@ -63,6 +63,13 @@ fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
             "A synthetic fleet of 128 DGX H100s on two fabrics:",
             "llmgw inventory synth dgx-h100:64@ib-east dgx-h100:64@ib-west --load 0.3 -o fleet.json",
         )],
+        "llmgw-capacity" => &[(
+            "How many DGX H100s on ib-east would place the whole catalog:",
+            "llmgw capacity catalog/fleet.toml -i examples/fleet.toml --add dgx-h100@ib-east",
+        )],
+        "llmgw-diff" => {
+            &[("What a catalog change moves (exit 1 when a placement differs):", "llmgw diff before.json after.json")]
+        }
         "llmgw-completions" => &[("Bash completions:", "llmgw completions bash > /etc/bash_completion.d/llmgw")],
         "llmgw-man" => &[("Every page, into a folder:", "llmgw man --dir /usr/local/share/man/man1")],
         _ => &[],

@@ -3,6 +3,8 @@
 //! choose the exit code. Clap's types end here; the modules below take
 //! plain settings and domain types.
 
+mod capacity;
+mod diff;
 mod discover;
 mod engine_check;
 mod explain;
@@ -29,6 +31,8 @@ pub fn dispatch(command: Command) -> Outcome {
         Command::Nodes(a) => nodes::run(&a),
         Command::Inventory(InventoryCommand::Merge(a)) => inventory::merge(&a),
         Command::Inventory(InventoryCommand::Synth(a)) => inventory::synth(&a),
+        Command::Diff(a) => diff::run(&a),
+        Command::Capacity(a) => capacity::run(&a),
         Command::Completions(a) => generate::completions_command(&a),
         Command::Man(a) => generate::man_command(&a),
     }

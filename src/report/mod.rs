@@ -1,7 +1,9 @@
 //! Turning decisions into what people and programs read: one renderer per
 //! output, all deterministic, none of them deciding anything.
 
+pub mod capacity;
 pub mod diagnostics;
+pub mod diff;
 pub mod engine_check;
 pub mod explain;
 pub mod lint;

@@ -291,3 +291,99 @@ fn a_mig_profile_is_one_gpu_on_one_node() {
     let out = run(&["place", c.to_str().unwrap(), "--inventory", "examples/fleet.toml"]);
     assert_eq!(code(&out), 2, "a lint error makes the catalog unusable for place");
 }
+
+fn plan_json(placed: &[(&str, u32, &str, &[u32])], unplaced: &[(&str, u32)]) -> String {
+    let p: Vec<serde_json::Value> = placed
+        .iter()
+        .map(|(m, r, node, gpus)| {
+            serde_json::json!({"model": m, "replica": r, "profile": "p", "engine": "vllm", "pool": "none/x", "fabric": null,
+                "nodes": [{"node": node, "rank": 0, "gpus": gpus, "hcas": []}]})
+        })
+        .collect();
+    // The unplaced in either form: grouped reasons or the full list.
+    let u: Vec<serde_json::Value> = unplaced
+        .iter()
+        .enumerate()
+        .map(|(i, (m, r))| {
+            if i % 2 == 0 {
+                serde_json::json!({"model": m, "replica": r, "reasons": [], "closest": []})
+            } else {
+                serde_json::json!({"model": m, "replica": r, "rejections": [], "closest": []})
+            }
+        })
+        .collect();
+    serde_json::json!({"placements": p, "unplaced": u, "summary": {}}).to_string()
+}
+
+#[test]
+fn diff_says_what_moved_was_placed_unplaced_or_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = write(
+        dir.path(),
+        "old.json",
+        &plan_json(
+            &[("a", 0, "n1", &[0, 1]), ("b", 0, "n2", &[0]), ("c", 0, "n3", &[4]), ("d", 0, "n1", &[2])],
+            &[("e", 0), ("f", 0)],
+        ),
+    );
+    let new = write(
+        dir.path(),
+        "new.json",
+        &plan_json(
+            &[("a", 0, "n1", &[0, 1]), ("b", 0, "n2", &[1]), ("e", 0, "n4", &[0]), ("g", 0, "n5", &[0])],
+            &[("c", 0), ("f", 0)],
+        ),
+    );
+    let out = run(&["diff", old.to_str().unwrap(), new.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 1, "{}", transcript(&out));
+    assert_eq!(
+        json(&out),
+        serde_json::json!({
+            "moved": [{"model": "b", "replica": 0, "old": [{"node": "n2", "gpus": [0]}], "new": [{"node": "n2", "gpus": [1]}]}],
+            "placed": [{"model": "e", "replica": 0, "nodes": [{"node": "n4", "gpus": [0]}]},
+                       {"model": "g", "replica": 0, "nodes": [{"node": "n5", "gpus": [0]}]}],
+            "unplaced": [{"model": "c", "replica": 0, "nodes": [{"node": "n3", "gpus": [4]}]}],
+            "removed": [{"model": "d", "replica": 0, "nodes": [{"node": "n1", "gpus": [2]}]}],
+            "unchanged": 2
+        })
+    );
+    let human = run(&["diff", old.to_str().unwrap(), new.to_str().unwrap()]);
+    assert!(
+        stdout(&human).ends_with("1 moved, 2 placed, 1 unplaced, 1 removed, 2 unchanged\n"),
+        "{}",
+        transcript(&human)
+    );
+    let same = run(&["diff", old.to_str().unwrap(), old.to_str().unwrap()]);
+    assert_eq!(code(&same), 0);
+    assert_eq!(stdout(&same), "No placement differs (6 unchanged).\n");
+}
+
+#[test]
+fn diff_of_two_real_plans_and_of_a_file_that_is_no_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.json");
+    let b = dir.path().join("b.json");
+    run(&["place", CATALOG, "-i", FLEET, "-o", a.to_str().unwrap()]);
+    run(&["place", CATALOG, "-i", FLEET, "-o", b.to_str().unwrap(), "--rejections", "full"]);
+    let out = run(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "either rejection form: {}", transcript(&out));
+    let out = run(&["diff", a.to_str().unwrap(), FLEET]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a plan"), "{}", transcript(&out));
+}
+
+#[test]
+fn capacity_on_the_example_fleet() {
+    let out = run(&["capacity", CATALOG, "-i", FLEET, "--add", "dgx-h100@ib-east"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert_eq!(stdout(&out), "add 5 x dgx-h100 on ib-east: 14/14 replicas placed (12 without)\n");
+    let out = run(&["capacity", CATALOG, "-i", FLEET, "--add", "cpu", "--max", "8", "--format", "json"]);
+    assert_eq!(code(&out), 1, "CPU nodes never hold the GPU replicas: {}", transcript(&out));
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"shape": "cpu", "fabric": null, "added": null, "wanted": 14, "placed_without": 12, "placed_with": 12})
+    );
+    let out = run(&["capacity", CATALOG, "-i", FLEET, "--add", "dgx-h10"]);
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean `dgx-h100`?"), "{}", transcript(&out));
+}

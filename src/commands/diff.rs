@@ -1,0 +1,30 @@
+//! `diff`: what changed between two plans; exit 1 when a placement differs,
+//! as diff(1) does.
+
+use super::report_format;
+use crate::cli::{self, OutputFormat};
+use crate::output::Sink;
+use crate::report;
+use crate::{Exit, Outcome, load};
+
+pub fn run(a: &cli::DiffArgs) -> Outcome {
+    let format = report_format(a.output.as_deref(), a.format)?;
+    let mut out = Sink::open(a.output.as_deref())?;
+    let (old, new) = (load::read(&a.old)?, load::read(&a.new)?);
+    let mut errors = Vec::new();
+    let old = crate::diff::read(&old).map_err(|d| errors.push(d));
+    let new = crate::diff::read(&new).map_err(|d| errors.push(d));
+    let (Ok(old), Ok(new)) = (old, new) else {
+        return Err(errors.into());
+    };
+    let d = crate::diff::compare(&old, &new);
+    match format {
+        OutputFormat::Json => report::diff::json(&mut out, &d)?,
+        OutputFormat::Human => {
+            out.fit_width();
+            out.human(&report::diff::human(&d))?;
+        }
+    }
+    out.finish()?;
+    Ok(if d.differs() { Exit::No } else { Exit::Success })
+}

@@ -1,0 +1,134 @@
+//! What changed between two plans (`place --format json`, any rejection
+//! form): the question a reviewer of a catalog change, or a reconciler
+//! deciding what to restart, asks.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::diag::{Code, Diag, Source};
+use crate::doc::Span;
+
+/// Where a replica runs in a plan: its nodes, in rank order.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub struct Where {
+    pub node: String,
+    #[serde(default)]
+    pub gpus: Vec<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mig_devices: Vec<u32>,
+}
+
+#[derive(Deserialize)]
+struct Placed {
+    model: String,
+    replica: u32,
+    profile: String,
+    nodes: Vec<Where>,
+}
+
+#[derive(Deserialize)]
+struct Unplaced {
+    model: String,
+    replica: u32,
+}
+
+#[derive(Deserialize)]
+struct PlanFile {
+    placements: Vec<Placed>,
+    unplaced: Vec<Unplaced>,
+}
+
+/// A plan as diff reads it: per (model, replica), its profile and nodes, or
+/// `None` when it was left unplaced.
+pub type Plan = BTreeMap<(String, u32), Option<(String, Vec<Where>)>>;
+
+/// Reads a plan, with a diagnostic at the place serde stopped.
+pub fn read(src: &Source) -> Result<Plan, Diag> {
+    let file: PlanFile = serde_json::from_str(src.text()).map_err(|e| {
+        let at = line_start(src.text(), e.line()) + e.column().saturating_sub(1);
+        let at = at.min(src.text().len());
+        Diag::error(Code::Syntax, format!("{} is not a plan: {e}", src.name()))
+            .at(src, Span::new(at, at), "here")
+            .help("give the JSON that `llmgw place --format json` prints (any --rejections form)")
+    })?;
+    let mut plan = Plan::new();
+    for p in file.placements {
+        plan.insert((p.model, p.replica), Some((p.profile, p.nodes)));
+    }
+    for u in file.unplaced {
+        plan.entry((u.model, u.replica)).or_insert(None);
+    }
+    Ok(plan)
+}
+
+fn line_start(text: &str, line: usize) -> usize {
+    if line <= 1 {
+        return 0;
+    }
+    text.match_indices('\n').nth(line - 2).map_or(text.len(), |(i, _)| i + 1)
+}
+
+#[derive(Serialize)]
+pub struct Moved {
+    pub model: String,
+    pub replica: u32,
+    pub old: Vec<Where>,
+    pub new: Vec<Where>,
+}
+
+#[derive(Serialize)]
+pub struct One {
+    pub model: String,
+    pub replica: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<Where>>,
+}
+
+#[derive(Serialize, Default)]
+pub struct Diff {
+    /// Placed in both, on other nodes or GPUs.
+    pub moved: Vec<Moved>,
+    /// Placed in NEW; unplaced or absent in OLD.
+    pub placed: Vec<One>,
+    /// Placed in OLD, unplaced in NEW.
+    pub unplaced: Vec<One>,
+    /// In OLD, absent from NEW.
+    pub removed: Vec<One>,
+    /// Placed alike, or unplaced, in both.
+    pub unchanged: usize,
+}
+
+impl Diff {
+    pub fn differs(&self) -> bool {
+        !(self.moved.is_empty() && self.placed.is_empty() && self.unplaced.is_empty() && self.removed.is_empty())
+    }
+}
+
+/// Compares two plans replica by replica, in (model, replica) order. A
+/// replica absent from OLD and unplaced in NEW placed nothing either way,
+/// and is not counted.
+pub fn compare(old: &Plan, new: &Plan) -> Diff {
+    let mut d = Diff::default();
+    for ((model, replica), was) in old {
+        let key = (model.clone(), *replica);
+        let one = |nodes: Option<Vec<Where>>| One { model: model.clone(), replica: *replica, nodes };
+        match (was, new.get(&key)) {
+            (_, None) => d.removed.push(one(was.as_ref().map(|w| w.1.clone()))),
+            (Some((_, a)), Some(Some((_, b)))) if a == b => d.unchanged += 1,
+            (Some((_, a)), Some(Some((_, b)))) => {
+                d.moved.push(Moved { model: model.clone(), replica: *replica, old: a.clone(), new: b.clone() });
+            }
+            (Some((_, a)), Some(None)) => d.unplaced.push(one(Some(a.clone()))),
+            (None, Some(Some((_, b)))) => d.placed.push(one(Some(b.clone()))),
+            (None, Some(None)) => d.unchanged += 1,
+        }
+    }
+    for ((model, replica), now) in new {
+        if let (false, Some((_, b))) = (old.contains_key(&(model.clone(), *replica)), now) {
+            d.placed.push(One { model: model.clone(), replica: *replica, nodes: Some(b.clone()) });
+        }
+    }
+    d.placed.sort_by(|a, b| (&a.model, a.replica).cmp(&(&b.model, b.replica)));
+    d
+}

@@ -1,0 +1,26 @@
+//! `capacity` output: one sentence, or `{"shape", "fabric", "added",
+//! "wanted", "placed_without", "placed_with"}`.
+
+use crate::capacity::Answer;
+
+pub fn json<W: std::io::Write>(out: W, a: &Answer) -> std::io::Result<()> {
+    super::write_json(out, a)
+}
+
+pub fn human(a: &Answer, max: u32) -> String {
+    let on = a.fabric.as_deref().map(|f| format!(" on {f}")).unwrap_or_default();
+    match a.added {
+        Some(0) => format!("nothing to add: {}/{} replicas placed already\n", a.placed_without, a.wanted),
+        Some(n) => format!(
+            "add {n} x {}{on}: {}/{} replicas placed ({} without)\n",
+            a.shape, a.placed_with, a.wanted, a.placed_without
+        ),
+        None => format!(
+            "even {max} x {}{on} leave {} of {} replicas unplaced ({} placed without)\n",
+            a.shape,
+            a.wanted - a.placed_with,
+            a.wanted,
+            a.placed_without
+        ),
+    }
+}
