@@ -5,8 +5,9 @@
 //!     cargo bench --bench scale            # 10k nodes
 //!     cargo bench --bench scale -- 50000   # any size
 //!
-//! Prints wall time, the split between parse, placement and output (from
-//! LLMGW_TIMINGS), and peak RSS.
+//! For each inventory format: `nodes --format json` (the yardstick),
+//! `place --format json` grouped and full, and, on JSON, `capacity`; each
+//! with wall time, the split from LLMGW_TIMINGS, and peak RSS.
 
 mod common;
 
@@ -36,31 +37,52 @@ fn main() {
             "\n{nodes} nodes, {gpus} GPUs, {replicas} replicas; inventory as {ext}: {:.1} MB",
             text.len() as f64 / 1e6
         );
-        let start = Instant::now();
-        // Reaped by wait4 below, which also reports the child's own peak RSS.
-        #[allow(clippy::zombie_processes)]
-        let child = Command::new(env!("CARGO_BIN_EXE_llmgw"))
-            .args(["place", cat_path.to_str().unwrap(), "--inventory", inv_path.to_str().unwrap(), "--format", "json"])
-            .env("LLMGW_TIMINGS", "1")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("llmgw runs");
-        let pid = child.id() as libc::pid_t;
-        let mut status = 0;
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: wait4 on our own child with valid out-pointers.
-        unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        let wall = start.elapsed();
-        let mut err = String::new();
-        use std::io::Read;
-        child.stderr.unwrap().read_to_string(&mut err).unwrap();
-        print!("{err}");
-        println!(
-            "wall {:.3} s, exit {}, peak RSS {:.0} MB",
-            wall.as_secs_f64(),
-            libc::WEXITSTATUS(status),
-            usage.ru_maxrss as f64 / 1024.0
+        let (cat, inv) = (cat_path.to_str().unwrap(), inv_path.to_str().unwrap());
+        let (nodes_wall, _) = measure(&["nodes", "--inventory", inv, "--format", "json"], "nodes --format json");
+        let (place_wall, _) = measure(&["place", cat, "--inventory", inv, "--format", "json"], "place --format json");
+        measure(
+            &["place", cat, "--inventory", inv, "--format", "json", "--rejections", "full"],
+            "place --format json --rejections full",
         );
+        println!("place (grouped) takes {:.2}x the time of nodes", place_wall / nodes_wall);
+        if ext == "json" {
+            measure(
+                &["capacity", cat, "--inventory", inv, "--add", "dgx-h100@ib-east", "--max", "64"],
+                "capacity --max 64",
+            );
+        }
     }
+}
+
+/// Runs the release binary with phase timings on, and prints its wall time
+/// and its own peak RSS; returns the wall time in seconds and the exit code.
+fn measure(args: &[&str], what: &str) -> (f64, i32) {
+    let start = Instant::now();
+    // Reaped by wait4 below, which also reports the child's own peak RSS.
+    #[allow(clippy::zombie_processes)]
+    let child = Command::new(env!("CARGO_BIN_EXE_llmgw"))
+        .args(args)
+        .env("LLMGW_TIMINGS", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("llmgw runs");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child with valid out-pointers.
+    unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let wall = start.elapsed().as_secs_f64();
+    let mut err = String::new();
+    use std::io::Read;
+    child.stderr.unwrap().read_to_string(&mut err).unwrap();
+    if !err.is_empty() {
+        print!("  {what}: {err}");
+    }
+    println!(
+        "  {what}: wall {wall:.3} s, exit {}, peak RSS {:.0} MB",
+        libc::WEXITSTATUS(status),
+        usage.ru_maxrss as f64 / 1024.0
+    );
+    (wall, libc::WEXITSTATUS(status))
 }
