@@ -27,11 +27,19 @@ pub struct Add {
 }
 
 impl Add {
-    /// The name the answer and the added nodes use.
+    /// The name the added nodes take after: the shape, or the node copied.
     pub fn name(&self) -> &str {
         match &self.kind {
             Kind::Shape(s) => s.name,
             Kind::Like(n) => n,
+        }
+    }
+
+    /// The shape as it was given: `dgx-h100`, `like:gpu-a01`.
+    pub fn shape(&self) -> String {
+        match &self.kind {
+            Kind::Shape(s) => s.name.to_string(),
+            Kind::Like(n) => format!("like:{n}"),
         }
     }
 }
@@ -130,7 +138,7 @@ pub fn search(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Ans
     };
     let (without, wanted) = placed(0);
     let mut answer = Answer {
-        shape: add.name().to_string(),
+        shape: add.shape(),
         fabric: add.fabric.clone(),
         added: Some(0),
         wanted,

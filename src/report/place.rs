@@ -255,14 +255,15 @@ fn existing_lines(names: &Names<'_>, out: &mut String) {
     }
 }
 
-/// "closest: gpu-h100-02 has 4 free, needs 8; taken in this plan by
-/// llama-3.1-70b r1 (GPUs 0-3)", for each pool's nearest nodes.
+/// For each pool's nearest nodes: "closest in none/h100-80gb-hbm3 (tp8):"
+/// then "  gpu-h100-02 has 4 free, needs 8; 4 taken in this plan by
+/// llama-3.1-70b r1 (GPUs 0-3)".
 fn closest_lines(closest: &[Closest<'_>]) -> Vec<String> {
     let mut lines = Vec::new();
     for c in closest.iter().filter(|c| !c.nearest.is_empty()) {
-        let mut line = format!("closest in {} ({}):", c.pool, c.profile);
-        for (i, n) in c.nearest.iter().enumerate() {
-            let _ = write!(line, "{} {} has {} free, needs {}", if i == 0 { "" } else { ";" }, n.node, n.free, n.needs);
+        lines.push(format!("closest in {} ({}):", c.pool, c.profile));
+        for n in &c.nearest {
+            let mut line = format!("  {} has {} free, needs {}", n.node, n.free, n.needs);
             if !n.taken_in_plan.is_empty() {
                 let by: Vec<String> = n
                     .taken_in_plan
@@ -270,10 +271,10 @@ fn closest_lines(closest: &[Closest<'_>]) -> Vec<String> {
                     .map(|t| format!("{} r{} (GPUs {})", t.model, t.replica, runs(&t.gpus)))
                     .collect();
                 let held: usize = n.taken_in_plan.iter().map(|t| t.gpus.len()).sum();
-                let _ = write!(line, ", {held} taken in this plan by {}", by.join(" and "));
+                let _ = write!(line, "; {held} taken in this plan by {}", by.join(" and "));
             }
+            lines.push(line);
         }
-        lines.push(line);
     }
     lines
 }

@@ -127,19 +127,11 @@ pub fn closest_of<'a>(
         .map(|t| {
             let prof = names.profile(model, t.profile);
             let class = prof.gpu_class.as_deref().unwrap_or_default();
-            // A node with no GPU of the class (or no MIG device of the
-            // profile) at all is no near miss.
-            let has_class = |n: u32| {
-                names.fleet.node(n).gpus.iter().any(|g| {
-                    g.class == class
-                        && prof.mig_profile.as_ref().is_none_or(|m| g.mig_devices.iter().any(|d| &d.profile == m))
-                })
-            };
             let mut near: Vec<(u32, u32)> = rejections
                 .iter()
                 .filter(|r| r.profile == t.profile && r.pool == t.pool)
                 .filter_map(|r| match (r.node, r.reason) {
-                    (Some(n), Reason::Gpus { free } | Reason::Mig { free }) if has_class(n) => Some((n, free)),
+                    (Some(n), Reason::Gpus { free } | Reason::Mig { free }) => Some((n, free)),
                     _ => None,
                 })
                 .collect();
