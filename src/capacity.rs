@@ -63,14 +63,7 @@ pub fn parse_add(s: &str) -> Result<Add, Diag> {
             bad(format!("unknown shape `{what}` ({})", suggest(what, SHAPES.iter().map(|s| s.name), "shapes are")))
         })?),
     };
-    let mut labels = BTreeMap::new();
-    for kv in parts {
-        let (k, v) = kv
-            .split_once('=')
-            .filter(|(k, v)| !k.is_empty() && !v.is_empty())
-            .ok_or_else(|| bad(format!("`{kv}` is not key=value")))?;
-        labels.insert(k.to_string(), v.to_string());
-    }
+    let labels = crate::synth::labels(parts).map_err(bad)?;
     Ok(Add { kind, fabric, labels })
 }
 

@@ -109,15 +109,21 @@ pub fn parse_group(s: &str) -> Result<Group, Diag> {
     if count > 1_000_000 {
         return Err(bad("at most 1,000,000 nodes per group".into()));
     }
+    let labels = labels(parts).map_err(bad)?;
+    Ok(Group { shape, count, fabric, labels })
+}
+
+/// The `,key=value` labels that follow a node shape, or what is wrong.
+pub fn labels<'a>(parts: impl Iterator<Item = &'a str>) -> Result<BTreeMap<String, String>, String> {
     let mut labels = BTreeMap::new();
     for kv in parts {
         let (k, v) = kv
             .split_once('=')
             .filter(|(k, v)| !k.is_empty() && !v.is_empty())
-            .ok_or_else(|| bad(format!("`{kv}` is not key=value")))?;
+            .ok_or(format!("`{kv}` is not key=value"))?;
         labels.insert(k.to_string(), v.to_string());
     }
-    Ok(Group { shape, count, fabric, labels })
+    Ok(labels)
 }
 
 /// splitmix64: small, fast, and the same numbers everywhere for one seed.
