@@ -194,7 +194,9 @@ pub fn wrap(line: &str, width: Option<usize>, indent: &str) -> String {
         .initial_indent(&lead)
         .subsequent_indent(indent)
         .break_words(false)
-        .word_separator(textwrap::WordSeparator::AsciiSpace);
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        // Node ids are full of hyphens; a line never breaks inside one.
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
     textwrap::fill(line.trim_start_matches(' '), options)
 }
 
@@ -230,5 +232,6 @@ mod tests {
         let w = wrap("  profile a: 0/3 nodes qualify: 3 are cordoned", Some(24), "    ");
         assert_eq!(w, "  profile a: 0/3 nodes\n    qualify: 3 are\n    cordoned");
         assert_eq!(wrap("long line", None, ""), "long line");
+        assert_eq!(wrap("needs 8 (gpu-h100-04)", Some(12), "  "), "needs 8\n  (gpu-h100-04)");
     }
 }

@@ -239,6 +239,7 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
 
 /// Where the replicas that already run are: one line per model.
 fn existing_lines(names: &Names<'_>, out: &mut String) {
+    let mut first = true;
     for m in &names.catalog.models {
         let Some(existing) = names.fleet.existing_of(&m.name) else { continue };
         let running: Vec<(u32, &Vec<u32>)> =
@@ -250,8 +251,10 @@ fn existing_lines(names: &Names<'_>, out: &mut String) {
         let mut nodes: Vec<&str> = running.iter().flat_map(|(_, n)| n.iter().map(|&n| names.node(n))).collect();
         nodes.dedup();
         let (word, verb) = if replicas.len() == 1 { ("replica", "runs") } else { ("replicas", "run") };
-        let _ =
-            writeln!(out, "\n{} {word} {} already {verb} on {}", m.name, runs(&replicas), super::shorten(&nodes, 5));
+        if std::mem::take(&mut first) {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "{} {word} {} already {verb} on {}", m.name, runs(&replicas), super::shorten(&nodes, 5));
     }
 }
 
