@@ -76,3 +76,24 @@ fn write_yaml_serde_saphyr(bencher: divan::Bencher, nodes: u32) {
     let inv = common::fleet(nodes);
     bencher.bench(|| serde_saphyr::to_string(&inv).unwrap().len());
 }
+
+/// `inventory import kubernetes` on `kubectl get nodes -o json` of 1k and
+/// 10k GPU nodes (the test fixture's DGX node, repeated; about 6 KB each).
+#[divan::bench(args = [1_000, 10_000], sample_count = 3, sample_size = 1)]
+fn import_kubernetes(bencher: divan::Bencher, nodes: u32) {
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("../tests/data/kubernetes/nodes.json")).expect("the fixture is JSON");
+    let template = fixture["items"][0].clone();
+    let items: Vec<serde_json::Value> = (0..nodes)
+        .map(|i| {
+            let mut n = template.clone();
+            n["metadata"]["name"] = format!("gpu-{i:05}").into();
+            n
+        })
+        .collect();
+    let text = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string();
+    let settings = llmgw::kubernetes::Settings::default();
+    bencher.bench(|| {
+        llmgw::kubernetes::import(&source("nodes.json", text.clone()), None, &settings).unwrap().0.nodes.len()
+    });
+}

@@ -143,6 +143,7 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Join node snapshots into one inventory')
             [CompletionResult]::new('synth', 'synth', [CompletionResultType]::ParameterValue, 'Write a synthetic fleet inventory for capacity planning')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'An inventory from a scheduler''s view of the fleet')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -174,9 +175,46 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'llmgw;inventory;import' {
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
+            [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'llmgw;inventory;import;kubernetes' {
+            [CompletionResult]::new('--pods', '--pods', [CompletionResultType]::ParameterName, 'The output of `kubectl get pods -A -o json`: pods holding GPUs become allocations')
+            [CompletionResult]::new('--fabric-label', '--fabric-label', [CompletionResultType]::ParameterName, 'A node label whose value names the node''s fabric, for nodes without llmgw''s own labels')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else toml)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
+            [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'llmgw;inventory;import;help' {
+            [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'llmgw;inventory;import;help;kubernetes' {
+            break
+        }
+        'llmgw;inventory;import;help;help' {
+            break
+        }
         'llmgw;inventory;help' {
             [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Join node snapshots into one inventory')
             [CompletionResult]::new('synth', 'synth', [CompletionResultType]::ParameterValue, 'Write a synthetic fleet inventory for capacity planning')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'An inventory from a scheduler''s view of the fleet')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -184,6 +222,13 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             break
         }
         'llmgw;inventory;help;synth' {
+            break
+        }
+        'llmgw;inventory;help;import' {
+            [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)')
+            break
+        }
+        'llmgw;inventory;help;import;kubernetes' {
             break
         }
         'llmgw;inventory;help;help' {
@@ -272,12 +317,20 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
         'llmgw;help;inventory' {
             [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Join node snapshots into one inventory')
             [CompletionResult]::new('synth', 'synth', [CompletionResultType]::ParameterValue, 'Write a synthetic fleet inventory for capacity planning')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'An inventory from a scheduler''s view of the fleet')
             break
         }
         'llmgw;help;inventory;merge' {
             break
         }
         'llmgw;help;inventory;synth' {
+            break
+        }
+        'llmgw;help;inventory;import' {
+            [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)')
+            break
+        }
+        'llmgw;help;inventory;import;kubernetes' {
             break
         }
         'llmgw;help;capacity' {

@@ -88,14 +88,23 @@ _llmgw() {
             llmgw__subcmd__help,place)
                 cmd="llmgw__subcmd__help__subcmd__place"
                 ;;
+            llmgw__subcmd__help__subcmd__inventory,import)
+                cmd="llmgw__subcmd__help__subcmd__inventory__subcmd__import"
+                ;;
             llmgw__subcmd__help__subcmd__inventory,merge)
                 cmd="llmgw__subcmd__help__subcmd__inventory__subcmd__merge"
                 ;;
             llmgw__subcmd__help__subcmd__inventory,synth)
                 cmd="llmgw__subcmd__help__subcmd__inventory__subcmd__synth"
                 ;;
+            llmgw__subcmd__help__subcmd__inventory__subcmd__import,kubernetes)
+                cmd="llmgw__subcmd__help__subcmd__inventory__subcmd__import__subcmd__kubernetes"
+                ;;
             llmgw__subcmd__inventory,help)
                 cmd="llmgw__subcmd__inventory__subcmd__help"
+                ;;
+            llmgw__subcmd__inventory,import)
+                cmd="llmgw__subcmd__inventory__subcmd__import"
                 ;;
             llmgw__subcmd__inventory,merge)
                 cmd="llmgw__subcmd__inventory__subcmd__merge"
@@ -106,11 +115,29 @@ _llmgw() {
             llmgw__subcmd__inventory__subcmd__help,help)
                 cmd="llmgw__subcmd__inventory__subcmd__help__subcmd__help"
                 ;;
+            llmgw__subcmd__inventory__subcmd__help,import)
+                cmd="llmgw__subcmd__inventory__subcmd__help__subcmd__import"
+                ;;
             llmgw__subcmd__inventory__subcmd__help,merge)
                 cmd="llmgw__subcmd__inventory__subcmd__help__subcmd__merge"
                 ;;
             llmgw__subcmd__inventory__subcmd__help,synth)
                 cmd="llmgw__subcmd__inventory__subcmd__help__subcmd__synth"
+                ;;
+            llmgw__subcmd__inventory__subcmd__help__subcmd__import,kubernetes)
+                cmd="llmgw__subcmd__inventory__subcmd__help__subcmd__import__subcmd__kubernetes"
+                ;;
+            llmgw__subcmd__inventory__subcmd__import,help)
+                cmd="llmgw__subcmd__inventory__subcmd__import__subcmd__help"
+                ;;
+            llmgw__subcmd__inventory__subcmd__import,kubernetes)
+                cmd="llmgw__subcmd__inventory__subcmd__import__subcmd__kubernetes"
+                ;;
+            llmgw__subcmd__inventory__subcmd__import__subcmd__help,help)
+                cmd="llmgw__subcmd__inventory__subcmd__import__subcmd__help__subcmd__help"
+                ;;
+            llmgw__subcmd__inventory__subcmd__import__subcmd__help,kubernetes)
+                cmd="llmgw__subcmd__inventory__subcmd__import__subcmd__help__subcmd__kubernetes"
                 ;;
             *)
                 ;;
@@ -497,8 +524,36 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__help__subcmd__inventory)
-            opts="merge synth"
+            opts="merge synth import"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__help__subcmd__inventory__subcmd__import)
+            opts="kubernetes"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__help__subcmd__inventory__subcmd__import__subcmd__kubernetes)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -595,7 +650,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__inventory)
-            opts="-h -V --color --max-input-bytes --help --version merge synth help"
+            opts="-h -V --color --max-input-bytes --help --version merge synth import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -617,7 +672,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__inventory__subcmd__help)
-            opts="merge synth help"
+            opts="merge synth import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -633,6 +688,34 @@ _llmgw() {
         llmgw__subcmd__inventory__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__inventory__subcmd__help__subcmd__import)
+            opts="kubernetes"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__inventory__subcmd__help__subcmd__import__subcmd__kubernetes)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -665,6 +748,112 @@ _llmgw() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__inventory__subcmd__import)
+            opts="-h -V --color --max-input-bytes --help --version kubernetes help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-input-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__inventory__subcmd__import__subcmd__help)
+            opts="kubernetes help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__inventory__subcmd__import__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__inventory__subcmd__import__subcmd__help__subcmd__kubernetes)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__inventory__subcmd__import__subcmd__kubernetes)
+            opts="-o -h -V --pods --fabric-label --output --format --color --max-input-bytes --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --pods)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fabric-label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "toml json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-input-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

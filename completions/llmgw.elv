@@ -133,6 +133,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand --version 'Print version'
             cand merge 'Join node snapshots into one inventory'
             cand synth 'Write a synthetic fleet inventory for capacity planning'
+            cand import 'An inventory from a scheduler''s view of the fleet'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'llmgw;inventory;merge'= {
@@ -161,14 +162,51 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'llmgw;inventory;import'= {
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand kubernetes 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'llmgw;inventory;import;kubernetes'= {
+            cand --pods 'The output of `kubectl get pods -A -o json`: pods holding GPUs become allocations'
+            cand --fabric-label 'A node label whose value names the node''s fabric, for nodes without llmgw''s own labels'
+            cand -o 'Write here (atomically) instead of stdout; the format follows the extension'
+            cand --output 'Write here (atomically) instead of stdout; the format follows the extension'
+            cand --format 'Output format (default: from the extension of -o, else toml)'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;inventory;import;help'= {
+            cand kubernetes 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'llmgw;inventory;import;help;kubernetes'= {
+        }
+        &'llmgw;inventory;import;help;help'= {
+        }
         &'llmgw;inventory;help'= {
             cand merge 'Join node snapshots into one inventory'
             cand synth 'Write a synthetic fleet inventory for capacity planning'
+            cand import 'An inventory from a scheduler''s view of the fleet'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'llmgw;inventory;help;merge'= {
         }
         &'llmgw;inventory;help;synth'= {
+        }
+        &'llmgw;inventory;help;import'= {
+            cand kubernetes 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)'
+        }
+        &'llmgw;inventory;help;import;kubernetes'= {
         }
         &'llmgw;inventory;help;help'= {
         }
@@ -244,10 +282,16 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;help;inventory'= {
             cand merge 'Join node snapshots into one inventory'
             cand synth 'Write a synthetic fleet inventory for capacity planning'
+            cand import 'An inventory from a scheduler''s view of the fleet'
         }
         &'llmgw;help;inventory;merge'= {
         }
         &'llmgw;help;inventory;synth'= {
+        }
+        &'llmgw;help;inventory;import'= {
+            cand kubernetes 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)'
+        }
+        &'llmgw;help;inventory;import;kubernetes'= {
         }
         &'llmgw;help;capacity'= {
         }

@@ -115,15 +115,16 @@ never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s V -l version -d 'Print version'
-complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth import help" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
-complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -s h -l help -d 'Print help'
-complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -s V -l version -d 'Print version'
-complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -f -a "merge" -d 'Join node snapshots into one inventory'
-complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'
-complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth import help" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth import help" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth import help" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth import help" -f -a "merge" -d 'Join node snapshots into one inventory'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth import help" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth import help" -f -a "import" -d 'An inventory from a scheduler\'s view of the fleet'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth import help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from merge" -s o -l output -d 'Write here (atomically) instead of stdout; the format follows the extension' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from merge" -l format -d 'Output format (default: from the extension of -o, else toml)' -r -f -a "toml\t''
 json\t''
@@ -148,8 +149,17 @@ never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from import" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from import" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from import" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from import" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from import" -f -a "kubernetes" -d 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from import" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "merge" -d 'Join node snapshots into one inventory'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "import" -d 'An inventory from a scheduler\'s view of the fleet'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l add -d 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth (dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs, cpu), or like:NODE for copies of a node of the fleet' -r
@@ -199,3 +209,4 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_su
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory capacity diff completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "merge" -d 'Join node snapshots into one inventory'
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "import" -d 'An inventory from a scheduler\'s view of the fleet'

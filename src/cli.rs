@@ -210,6 +210,34 @@ pub enum InventoryCommand {
     Merge(MergeArgs),
     /// Write a synthetic fleet inventory for capacity planning
     Synth(SynthArgs),
+    /// An inventory from a scheduler's view of the fleet
+    #[command(subcommand)]
+    Import(ImportCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ImportCommand {
+    /// From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)
+    Kubernetes(KubernetesImportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct KubernetesImportArgs {
+    /// The output of `kubectl get nodes -o json` or `-o yaml` (`-`: stdin)
+    #[arg(value_name = "NODES")]
+    pub nodes: PathBuf,
+    /// The output of `kubectl get pods -A -o json`: pods holding GPUs become allocations
+    #[arg(long, value_name = "PODS")]
+    pub pods: Option<PathBuf>,
+    /// A node label whose value names the node's fabric, for nodes without llmgw's own labels
+    #[arg(long, value_name = "KEY")]
+    pub fabric_label: Option<String>,
+    /// Write here (atomically) instead of stdout; the format follows the extension
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Output format (default: from the extension of -o, else toml)
+    #[arg(long, value_enum)]
+    pub format: Option<crate::doc::Format>,
 }
 
 #[derive(Args, Debug)]

@@ -72,6 +72,9 @@ codes! {
     UnknownModel => "llmgw::cli::unknown-model", "a model name the catalog does not have";
     UnknownReplica => "llmgw::cli::unknown-replica", "a replica index the model does not have";
     BadArgument => "llmgw::cli::bad-argument", "a command-line value llmgw cannot use";
+    TimeSliced => "llmgw::kubernetes::time-sliced", "GPUs offered several times over by time-slicing";
+    PodOnUnknownNode => "llmgw::kubernetes::pod-on-unknown-node", "a pod holding GPUs on a node the node list lacks";
+    GpusAssumed => "llmgw::kubernetes::gpus-assumed", "pods holding GPUs without saying which";
     TooLarge => "llmgw::io::too-large", "an input file over the size ceiling (--max-input-bytes)";
     RelativePath => "llmgw::engines::relative-path", "a relative PATH entry, ignored when looking for engines";
 }

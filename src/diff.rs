@@ -46,8 +46,7 @@ pub type Plan = BTreeMap<(String, u32), Option<(String, Vec<Where>)>>;
 /// Reads a plan, with a diagnostic at the place serde stopped.
 pub fn read(src: &Source) -> Result<Plan, Diag> {
     let file: PlanFile = serde_json::from_str(src.text()).map_err(|e| {
-        let at = line_start(src.text(), e.line()) + e.column().saturating_sub(1);
-        let at = at.min(src.text().len());
+        let at = crate::source::offset_of(src.text(), e.line(), e.column());
         Diag::error(Code::Syntax, format!("{} is not a plan: {e}", src.name()))
             .at(src, Span::new(at, at), "here")
             .help("give the JSON that `llmgw place --format json` prints (any --rejections form)")
@@ -60,13 +59,6 @@ pub fn read(src: &Source) -> Result<Plan, Diag> {
         plan.entry((u.model, u.replica)).or_insert(None);
     }
     Ok(plan)
-}
-
-fn line_start(text: &str, line: usize) -> usize {
-    if line <= 1 {
-        return 0;
-    }
-    text.match_indices('\n').nth(line - 2).map_or(text.len(), |(i, _)| i + 1)
 }
 
 #[derive(Serialize)]

@@ -17,6 +17,7 @@ pub mod engines;
 pub mod fit;
 pub mod input;
 pub mod inventory;
+pub mod kubernetes;
 pub mod load;
 pub mod output;
 pub mod placement;

@@ -125,6 +125,13 @@ fn count_chars(bytes: &[u8]) -> usize {
     bytes.iter().filter(|&&b| (b & 0xC0) != 0x80).count()
 }
 
+/// The byte offset of a 1-based line and column, as serde_json reports
+/// them (the column counts bytes), clamped to the text.
+pub fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let start = if line <= 1 { 0 } else { text.match_indices('\n').nth(line - 2).map_or(text.len(), |(i, _)| i + 1) };
+    (start + column.saturating_sub(1)).min(text.len())
+}
+
 /// The format of a file whose name does not say: JSON when the first
 /// non-blank character is `{`; TOML when the first line that is neither
 /// blank nor a comment is a `[table]` / `[[array]]` header or a

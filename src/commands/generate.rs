@@ -70,6 +70,11 @@ fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
         "llmgw-diff" => {
             &[("What a catalog change moves (exit 1 when a placement differs):", "llmgw diff before.json after.json")]
         }
+        "llmgw-inventory-import" | "llmgw-inventory-import-kubernetes" => &[(
+            "The fleet as the cluster sees it, with the GPUs its pods hold:",
+            "kubectl get nodes -o json > nodes.json; kubectl get pods -A -o json > pods.json; \
+             llmgw inventory import kubernetes nodes.json --pods pods.json -o fleet.toml",
+        )],
         "llmgw-completions" => &[("Bash completions:", "llmgw completions bash > /etc/bash_completion.d/llmgw")],
         "llmgw-man" => &[("Every page, into a folder:", "llmgw man --dir /usr/local/share/man/man1")],
         _ => &[],

@@ -45,3 +45,13 @@ pub fn synth(a: &cli::SynthArgs) -> Outcome {
     let inv = crate::synth::synthesize(&groups, a.cordoned, a.load, a.seed, &a.prefix);
     write_inventory(&inv, a.output.as_deref(), a.format)
 }
+
+/// `inventory import kubernetes`: the fleet as the cluster sees it.
+pub fn import_kubernetes(a: &cli::KubernetesImportArgs) -> Outcome {
+    let nodes = load::read(&a.nodes)?;
+    let pods = a.pods.as_deref().map(load::read).transpose()?;
+    let settings = crate::kubernetes::Settings { fabric_label: a.fabric_label.clone() };
+    let (inv, warnings) = crate::kubernetes::import(&nodes, pods.as_ref(), &settings)?;
+    crate::report::diagnostics::eprint(&warnings);
+    write_inventory(&inv, a.output.as_deref(), a.format)
+}

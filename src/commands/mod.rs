@@ -31,6 +31,9 @@ pub fn dispatch(command: Command) -> Outcome {
         Command::Nodes(a) => nodes::run(&a),
         Command::Inventory(InventoryCommand::Merge(a)) => inventory::merge(&a),
         Command::Inventory(InventoryCommand::Synth(a)) => inventory::synth(&a),
+        Command::Inventory(InventoryCommand::Import(cli::ImportCommand::Kubernetes(a))) => {
+            inventory::import_kubernetes(&a)
+        }
         Command::Diff(a) => diff::run(&a),
         Command::Capacity(a) => capacity::run(&a),
         Command::Completions(a) => generate::completions_command(&a),

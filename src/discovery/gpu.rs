@@ -54,7 +54,7 @@ impl FromFile {
     pub fn load(path: &Path) -> Result<FromFile, Vec<crate::diag::Diag>> {
         let src = crate::load::read(path).map_err(|d| vec![d])?;
         serde_json::from_str(src.text()).map(FromFile).map_err(|e| {
-            let at = line_start(src.text(), e.line()) + e.column().saturating_sub(1);
+            let at = crate::source::offset_of(src.text(), e.line(), e.column());
             vec![
                 crate::diag::Diag::error(crate::diag::Code::Syntax, format!("{} is not a list of GPU facts: {e}", path.display()))
                     .at(&src, crate::doc::Span::new(at, at), "here")
@@ -62,13 +62,6 @@ impl FromFile {
             ]
         })
     }
-}
-
-fn line_start(text: &str, line: usize) -> usize {
-    if line <= 1 {
-        return 0;
-    }
-    text.match_indices('\n').nth(line - 2).map_or(text.len(), |(i, _)| i + 1).min(text.len())
 }
 
 impl GpuSource for FromFile {
