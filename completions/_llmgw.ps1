@@ -43,7 +43,7 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
         }
         'llmgw;discover' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Node config (default: /etc/llmgw/node.toml when present)')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else toml)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else toml); nfd is a Node Feature Discovery feature file of llmgw.io labels')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write to this file (atomically) instead of stdout')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write to this file (atomically) instead of stdout')
             [CompletionResult]::new('--probe-timeout', '--probe-timeout', [CompletionResultType]::ParameterName, 'Seconds the SGLang probe may take')

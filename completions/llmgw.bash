@@ -285,7 +285,7 @@ _llmgw() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "toml json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "toml json yaml nfd" -- "${cur}"))
                     return 0
                     ;;
                 --output)

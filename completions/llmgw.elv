@@ -39,7 +39,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         }
         &'llmgw;discover'= {
             cand --config 'Node config (default: /etc/llmgw/node.toml when present)'
-            cand --format 'Output format (default: from the extension of -o, else toml)'
+            cand --format 'Output format (default: from the extension of -o, else toml); nfd is a Node Feature Discovery feature file of llmgw.io labels'
             cand -o 'Write to this file (atomically) instead of stdout'
             cand --output 'Write to this file (atomically) instead of stdout'
             cand --probe-timeout 'Seconds the SGLang probe may take'

@@ -43,9 +43,10 @@ complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "completions" -d 'Print 
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "man" -d 'Print the man page, or write one page per command into a folder'
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l config -d 'Node config (default: /etc/llmgw/node.toml when present)' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l format -d 'Output format (default: from the extension of -o, else toml)' -r -f -a "toml\t''
+complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l format -d 'Output format (default: from the extension of -o, else toml); nfd is a Node Feature Discovery feature file of llmgw.io labels' -r -f -a "toml\t''
 json\t''
-yaml\t''"
+yaml\t''
+nfd\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -s o -l output -d 'Write to this file (atomically) instead of stdout' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l probe-timeout -d 'Seconds the SGLang probe may take' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l root -d 'Read the machine under DIR instead of / (sysfs in DIR/sys, procfs in DIR/proc, the default config in DIR/etc/llmgw): for tests and for inspecting a copied tree' -r -F

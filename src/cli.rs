@@ -70,6 +70,14 @@ pub enum OutputFormat {
     Json,
 }
 
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiscoverFormat {
+    Toml,
+    Json,
+    Yaml,
+    Nfd,
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum LintFormat {
     #[default]
@@ -165,9 +173,10 @@ pub struct DiscoverArgs {
     /// Node config (default: /etc/llmgw/node.toml when present)
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Output format (default: from the extension of -o, else toml)
+    /// Output format (default: from the extension of -o, else toml); nfd is a
+    /// Node Feature Discovery feature file of llmgw.io labels
     #[arg(long, value_enum)]
-    pub format: Option<crate::doc::Format>,
+    pub format: Option<DiscoverFormat>,
     /// Write to this file (atomically) instead of stdout
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -1,8 +1,11 @@
 //! `discover`: this machine as a one-node inventory.
 
-use crate::cli;
+use std::io::Write;
+
+use crate::cli::{self, DiscoverFormat};
 use crate::diag::{Code, Diag};
 use crate::discovery::{Machine, Seams, discover};
+use crate::doc::Format;
 use crate::{Exit, Outcome};
 
 pub fn run(a: &cli::DiscoverArgs) -> Outcome {
@@ -21,7 +24,19 @@ pub fn run(a: &cli::DiscoverArgs) -> Outcome {
     })?;
     let (node, warnings) = discover(&machine);
     crate::report::diagnostics::eprint(&warnings);
+    let format = match a.format {
+        Some(DiscoverFormat::Nfd) => {
+            let mut out = crate::output::Sink::open(a.output.as_deref())?;
+            out.write_all(crate::kubernetes::labels::feature_file(&node).as_bytes())?;
+            out.finish()?;
+            return Ok(Exit::Success);
+        }
+        Some(DiscoverFormat::Toml) => Some(Format::Toml),
+        Some(DiscoverFormat::Json) => Some(Format::Json),
+        Some(DiscoverFormat::Yaml) => Some(Format::Yaml),
+        None => None,
+    };
     let inv = crate::inventory::Inventory { nodes: vec![node] };
-    super::inventory::write_inventory(&inv, a.output.as_deref(), a.format)?;
+    super::inventory::write_inventory(&inv, a.output.as_deref(), format)?;
     Ok(Exit::Success)
 }

@@ -3,6 +3,7 @@
 //! needs no cluster access of its own. See docs/kubernetes.md.
 
 mod gpus;
+pub mod labels;
 pub mod quantity;
 
 use std::cell::OnceCell;

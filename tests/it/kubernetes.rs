@@ -75,3 +75,65 @@ fn bad_kubectl_output_points_at_the_problem() {
     let out = import(&[NODES, "--pods", "tests/data/kubernetes/nodes.json"]);
     assert_eq!(code(&out), 2, "a node list given as pods: {}", transcript(&out));
 }
+
+#[test]
+fn discover_then_label_then_import_gives_the_node_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // A machine: two NVLinked GPUs, two InfiniBand ports named by the
+    // node config, vLLM and llama.cpp on PATH (never run).
+    let facts = write(
+        root,
+        "gpus.json",
+        r#"[{"index": 0, "name": "NVIDIA H100 80GB HBM3", "memory_mb": 81559, "pci_bus_id": "00000000:18:00.0", "active_links": ["00000000:2A:00.0"]},
+            {"index": 1, "name": "NVIDIA H100 80GB HBM3", "memory_mb": 81559, "pci_bus_id": "00000000:2A:00.0", "active_links": ["00000000:18:00.0"]}]"#,
+    );
+    for hca in ["mlx5_0", "mlx5_1"] {
+        let d = format!("sys/class/infiniband/{hca}/ports/1");
+        write(root, &format!("{d}/state"), "4: ACTIVE\n");
+        write(root, &format!("{d}/link_layer"), "InfiniBand\n");
+        write(root, &format!("{d}/gids/0"), "fe80:0000:0000:0001:0000:0000:0000:0001\n");
+    }
+    write(root, "proc/sys/kernel/hostname", "gpu-rt-01\n");
+    let config = write(root, "node.toml", "[fabrics]\nib-east = [\"mlx5_0\", \"mlx5_1\"]\n");
+    let bin = root.join("bin");
+    executable(&bin.join("vllm"), "#!/bin/sh\nexit 1\n");
+    executable(&bin.join("llama-server"), "#!/bin/sh\nexit 1\n");
+    let discover = |format: &str| {
+        llmgw()
+            .args(["discover", "--root", root.to_str().unwrap(), "--gpu-facts", facts.to_str().unwrap()])
+            .args(["--config", config.to_str().unwrap(), "--format", format])
+            .env("PATH", &bin)
+            .output()
+            .unwrap()
+    };
+    let nfd = discover("nfd");
+    assert_eq!(code(&nfd), 0, "{}", transcript(&nfd));
+    let labels: serde_json::Map<String, serde_json::Value> = stdout(&nfd)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.into()))
+        .collect();
+    assert!(labels.contains_key("llmgw.io/nvlink.0") && labels["llmgw.io/engine.vllm"] == "present", "{labels:?}");
+    // The node as kubectl shows it once NFD has labelled it.
+    let mut all = labels.clone();
+    all.insert("nvidia.com/gpu.product".into(), "NVIDIA-H100-80GB-HBM3".into());
+    all.insert("nvidia.com/gpu.count".into(), "2".into());
+    let node = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "gpu-rt-01", "labels": all},
+        "status": {"capacity": {"nvidia.com/gpu": "2"}, "allocatable": {"nvidia.com/gpu": "2"},
+                   "conditions": [{"type": "Ready", "status": "True"}]}}]});
+    let kubectl = write(root, "nodes.json", &node.to_string());
+    let imported = json(&import(&[kubectl.to_str().unwrap(), "--format", "json"]));
+    let discovered = json(&discover("json"));
+    let (a, b) = (&imported["node"][0], &discovered["node"][0]);
+    assert_eq!(a["discovered_by"], b["discovered_by"]);
+    assert_eq!(a["engines"], b["engines"]);
+    assert_eq!(a["fabric"], b["fabric"]);
+    let peers = |n: &serde_json::Value| {
+        n["gpu"].as_array().unwrap().iter().map(|g| g["nvlink_peers"].clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(peers(a), peers(b));
+    assert_eq!(peers(a), vec![serde_json::json!([1]), serde_json::json!([0])]);
+}
