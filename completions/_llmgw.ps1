@@ -34,6 +34,7 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('engine-check', 'engine-check', [CompletionResultType]::ParameterValue, 'Find engines on PATH and run their version commands, safely')
             [CompletionResult]::new('nodes', 'nodes', [CompletionResultType]::ParameterValue, 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk')
             [CompletionResult]::new('inventory', 'inventory', [CompletionResultType]::ParameterValue, 'Work with inventory files')
+            [CompletionResult]::new('render', 'render', [CompletionResultType]::ParameterValue, 'Write what runs a plan where it was placed')
             [CompletionResult]::new('capacity', 'capacity', [CompletionResultType]::ParameterValue, 'How many nodes of a shape to add so that every replica places')
             [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'What changed between two plans (place --format json): exit 1 if any placement differs')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions')
@@ -234,6 +235,42 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
         'llmgw;inventory;help;help' {
             break
         }
+        'llmgw;render' {
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
+            [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'llmgw;render;kubernetes' {
+            [CompletionResult]::new('--catalog', '--catalog', [CompletionResultType]::ParameterName, 'The catalog the plan was made from')
+            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'The inventory the plan was made on (repeat to merge several)')
+            [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'The inventory the plan was made on (repeat to merge several)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write one file per replica into this folder instead of one YAML stream to stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write one file per replica into this folder instead of one YAML stream to stdout')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
+            [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'llmgw;render;help' {
+            [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'llmgw;render;help;kubernetes' {
+            break
+        }
+        'llmgw;render;help;help' {
+            break
+        }
         'llmgw;capacity' {
             [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
             [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
@@ -289,6 +326,7 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('engine-check', 'engine-check', [CompletionResultType]::ParameterValue, 'Find engines on PATH and run their version commands, safely')
             [CompletionResult]::new('nodes', 'nodes', [CompletionResultType]::ParameterValue, 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk')
             [CompletionResult]::new('inventory', 'inventory', [CompletionResultType]::ParameterValue, 'Work with inventory files')
+            [CompletionResult]::new('render', 'render', [CompletionResultType]::ParameterValue, 'Write what runs a plan where it was placed')
             [CompletionResult]::new('capacity', 'capacity', [CompletionResultType]::ParameterValue, 'How many nodes of a shape to add so that every replica places')
             [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'What changed between two plans (place --format json): exit 1 if any placement differs')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions')
@@ -331,6 +369,13 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             break
         }
         'llmgw;help;inventory;import;kubernetes' {
+            break
+        }
+        'llmgw;help;render' {
+            [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one')
+            break
+        }
+        'llmgw;help;render;kubernetes' {
             break
         }
         'llmgw;help;capacity' {

@@ -52,6 +52,9 @@ _llmgw() {
             llmgw,place)
                 cmd="llmgw__subcmd__place"
                 ;;
+            llmgw,render)
+                cmd="llmgw__subcmd__render"
+                ;;
             llmgw__subcmd__help,capacity)
                 cmd="llmgw__subcmd__help__subcmd__capacity"
                 ;;
@@ -88,6 +91,9 @@ _llmgw() {
             llmgw__subcmd__help,place)
                 cmd="llmgw__subcmd__help__subcmd__place"
                 ;;
+            llmgw__subcmd__help,render)
+                cmd="llmgw__subcmd__help__subcmd__render"
+                ;;
             llmgw__subcmd__help__subcmd__inventory,import)
                 cmd="llmgw__subcmd__help__subcmd__inventory__subcmd__import"
                 ;;
@@ -99,6 +105,9 @@ _llmgw() {
                 ;;
             llmgw__subcmd__help__subcmd__inventory__subcmd__import,kubernetes)
                 cmd="llmgw__subcmd__help__subcmd__inventory__subcmd__import__subcmd__kubernetes"
+                ;;
+            llmgw__subcmd__help__subcmd__render,kubernetes)
+                cmd="llmgw__subcmd__help__subcmd__render__subcmd__kubernetes"
                 ;;
             llmgw__subcmd__inventory,help)
                 cmd="llmgw__subcmd__inventory__subcmd__help"
@@ -139,6 +148,18 @@ _llmgw() {
             llmgw__subcmd__inventory__subcmd__import__subcmd__help,kubernetes)
                 cmd="llmgw__subcmd__inventory__subcmd__import__subcmd__help__subcmd__kubernetes"
                 ;;
+            llmgw__subcmd__render,help)
+                cmd="llmgw__subcmd__render__subcmd__help"
+                ;;
+            llmgw__subcmd__render,kubernetes)
+                cmd="llmgw__subcmd__render__subcmd__kubernetes"
+                ;;
+            llmgw__subcmd__render__subcmd__help,help)
+                cmd="llmgw__subcmd__render__subcmd__help__subcmd__help"
+                ;;
+            llmgw__subcmd__render__subcmd__help,kubernetes)
+                cmd="llmgw__subcmd__render__subcmd__help__subcmd__kubernetes"
+                ;;
             *)
                 ;;
         esac
@@ -146,7 +167,7 @@ _llmgw() {
 
     case "${cmd}" in
         llmgw)
-            opts="-h -V --color --max-input-bytes --help --version discover place explain-placement lint engine-check nodes inventory capacity diff completions man help"
+            opts="-h -V --color --max-input-bytes --help --version discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -412,7 +433,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__help)
-            opts="discover place explain-placement lint engine-check nodes inventory capacity diff completions man help"
+            opts="discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -638,6 +659,34 @@ _llmgw() {
         llmgw__subcmd__help__subcmd__place)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__help__subcmd__render)
+            opts="kubernetes"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__help__subcmd__render__subcmd__kubernetes)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1084,6 +1133,112 @@ _llmgw() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-input-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__render)
+            opts="-h -V --color --max-input-bytes --help --version kubernetes help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-input-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__render__subcmd__help)
+            opts="kubernetes help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__render__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__render__subcmd__help__subcmd__kubernetes)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__render__subcmd__kubernetes)
+            opts="-i -o -h -V --catalog --inventory --output --color --max-input-bytes --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --inventory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --output)

@@ -31,6 +31,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand engine-check 'Find engines on PATH and run their version commands, safely'
             cand nodes 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk'
             cand inventory 'Work with inventory files'
+            cand render 'Write what runs a plan where it was placed'
             cand capacity 'How many nodes of a shape to add so that every replica places'
             cand diff 'What changed between two plans (place --format json): exit 1 if any placement differs'
             cand completions 'Print shell completions'
@@ -210,6 +211,37 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         }
         &'llmgw;inventory;help;help'= {
         }
+        &'llmgw;render'= {
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand kubernetes 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'llmgw;render;kubernetes'= {
+            cand --catalog 'The catalog the plan was made from'
+            cand -i 'The inventory the plan was made on (repeat to merge several)'
+            cand --inventory 'The inventory the plan was made on (repeat to merge several)'
+            cand -o 'Write one file per replica into this folder instead of one YAML stream to stdout'
+            cand --output 'Write one file per replica into this folder instead of one YAML stream to stdout'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;render;help'= {
+            cand kubernetes 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'llmgw;render;help;kubernetes'= {
+        }
+        &'llmgw;render;help;help'= {
+        }
         &'llmgw;capacity'= {
             cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
             cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
@@ -261,6 +293,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand engine-check 'Find engines on PATH and run their version commands, safely'
             cand nodes 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk'
             cand inventory 'Work with inventory files'
+            cand render 'Write what runs a plan where it was placed'
             cand capacity 'How many nodes of a shape to add so that every replica places'
             cand diff 'What changed between two plans (place --format json): exit 1 if any placement differs'
             cand completions 'Print shell completions'
@@ -292,6 +325,11 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand kubernetes 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)'
         }
         &'llmgw;help;inventory;import;kubernetes'= {
+        }
+        &'llmgw;help;render'= {
+            cand kubernetes 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+        }
+        &'llmgw;help;render;kubernetes'= {
         }
         &'llmgw;help;capacity'= {
         }

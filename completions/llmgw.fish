@@ -37,6 +37,7 @@ complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "lint" -d 'Check catalog
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "engine-check" -d 'Find engines on PATH and run their version commands, safely'
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "nodes" -d 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk'
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "inventory" -d 'Work with inventory files'
+complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "render" -d 'Write what runs a plan where it was placed'
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "capacity" -d 'How many nodes of a shape to add so that every replica places'
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "diff" -d 'What changed between two plans (place --format json): exit 1 if any placement differs'
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "completions" -d 'Print shell completions'
@@ -162,6 +163,25 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_s
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "import" -d 'An inventory from a scheduler\'s view of the fleet'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes help" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes help" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes help" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes help" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes help" -f -a "kubernetes" -d 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l catalog -d 'The catalog the plan was made from' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s i -l inventory -d 'The inventory the plan was made on (repeat to merge several)' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s o -l output -d 'Write one file per replica into this folder instead of one YAML stream to stdout' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from help" -f -a "kubernetes" -d 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l add -d 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth (dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs, cpu), or like:NODE for copies of a node of the fleet' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l max -d 'The most nodes to try' -r
@@ -196,18 +216,20 @@ never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand man" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand man" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand man" -s V -l version -d 'Print version'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory capacity diff completions man help" -f -a "discover" -d 'Inspect this machine and print a one-node inventory'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory capacity diff completions man help" -f -a "place" -d 'Place every replica a catalog asks for'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory capacity diff completions man help" -f -a "explain-placement" -d 'Show, candidate by candidate, why each replica of one model went where it did'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory capacity diff completions man help" -f -a "lint" -d 'Check catalogs for CI: every problem at once, each with its source span'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory capacity diff completions man help" -f -a "engine-check" -d 'Find engines on PATH and run their version commands, safely'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory capacity diff completions man help" -f -a "nodes" -d 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory capacity diff completions man help" -f -a "inventory" -d 'Work with inventory files'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory capacity diff completions man help" -f -a "capacity" -d 'How many nodes of a shape to add so that every replica places'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory capacity diff completions man help" -f -a "diff" -d 'What changed between two plans (place --format json): exit 1 if any placement differs'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory capacity diff completions man help" -f -a "completions" -d 'Print shell completions'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory capacity diff completions man help" -f -a "man" -d 'Print the man page, or write one page per command into a folder'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory capacity diff completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "discover" -d 'Inspect this machine and print a one-node inventory'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "place" -d 'Place every replica a catalog asks for'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "explain-placement" -d 'Show, candidate by candidate, why each replica of one model went where it did'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "lint" -d 'Check catalogs for CI: every problem at once, each with its source span'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "engine-check" -d 'Find engines on PATH and run their version commands, safely'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "nodes" -d 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "inventory" -d 'Work with inventory files'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "render" -d 'Write what runs a plan where it was placed'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "capacity" -d 'How many nodes of a shape to add so that every replica places'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "diff" -d 'What changed between two plans (place --format json): exit 1 if any placement differs'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "completions" -d 'Print shell completions'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "man" -d 'Print the man page, or write one page per command into a folder'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "merge" -d 'Join node snapshots into one inventory'
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "import" -d 'An inventory from a scheduler\'s view of the fleet'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from render" -f -a "kubernetes" -d 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'

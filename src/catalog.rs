@@ -46,6 +46,11 @@ pub struct Profile {
     pub min_disk_span: Span,
     /// One MIG device of this profile ("1g.10gb") instead of whole GPUs.
     pub mig_profile: Option<String>,
+    /// For render: the container image, extra engine arguments and
+    /// environment (sorted by name).
+    pub image: Option<String>,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
     /// The profile's own source, else the model's.
     pub source: Option<String>,
 }
@@ -83,6 +88,9 @@ const PROFILE_FIELDS: &[&str] = &[
     "min_disk_gb",
     "source",
     "mig_profile",
+    "image",
+    "args",
+    "env",
 ];
 
 /// Parses and checks a catalog. The catalog comes back only when no error
@@ -194,6 +202,9 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
     let source = t.get("source").and_then(|n| dec.string(n, "source"));
     let mig_node = t.get("mig_profile");
     let mig_profile = mig_node.and_then(|n| dec.string(n, "mig_profile"));
+    let image = t.optional(dec, "image", |dec, n| dec.string(n, "image"));
+    let args = t.optional(dec, "args", |dec, n| dec.string_list(n, "args"));
+    let env = t.optional(dec, "env", |dec, n| dec.string_map(n, "env"));
     let span = t.span;
     // A misspelt field (`gpu_clas`) should not also read as a missing one.
     let misspelt = t.finish(dec, PROFILE_FIELDS) > 0;
@@ -260,6 +271,14 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         min_disk_span: disk_node.map_or(span, |n| n.span),
         mig_profile,
         source: source.or_else(|| model_source.map(str::to_owned)),
+        image: image.ok()?,
+        args: args.ok()?.unwrap_or_default(),
+        env: {
+            let mut env: Vec<(String, String)> =
+                env.ok()?.unwrap_or_default().into_iter().map(|e| (e.key, e.value)).collect();
+            env.sort();
+            env
+        },
     })
 }
 

@@ -45,6 +45,9 @@ pub enum Command {
     /// Work with inventory files
     #[command(subcommand)]
     Inventory(InventoryCommand),
+    /// Write what runs a plan where it was placed
+    #[command(subcommand)]
+    Render(RenderCommand),
     /// How many nodes of a shape to add so that every replica places
     Capacity(CapacityArgs),
     /// What changed between two plans (place --format json): exit 1 if any placement differs
@@ -286,6 +289,28 @@ pub struct SynthArgs {
     /// Output format (default: from the extension of -o, else toml)
     #[arg(long, value_enum)]
     pub format: Option<crate::doc::Format>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RenderCommand {
+    /// Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one
+    Kubernetes(RenderKubernetesArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RenderKubernetesArgs {
+    /// The plan: what `place --format json` printed (`-`: stdin)
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+    /// The catalog the plan was made from
+    #[arg(long, value_name = "CATALOG")]
+    pub catalog: PathBuf,
+    /// The inventory the plan was made on (repeat to merge several)
+    #[arg(long = "inventory", short = 'i', value_name = "FILE", required = true)]
+    pub inventory: Vec<PathBuf>,
+    /// Write one file per replica into this folder instead of one YAML stream to stdout
+    #[arg(long, short, value_name = "DIR")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -75,6 +75,10 @@ fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
             "kubectl get nodes -o json > nodes.json; kubectl get pods -A -o json > pods.json; \
              llmgw inventory import kubernetes nodes.json --pods pods.json -o fleet.toml",
         )],
+        "llmgw-render" | "llmgw-render-kubernetes" => &[(
+            "Run a plan where it was placed:",
+            "llmgw render kubernetes plan.json --catalog catalog.toml -i fleet.toml | kubectl apply -f -",
+        )],
         "llmgw-completions" => &[("Bash completions:", "llmgw completions bash > /etc/bash_completion.d/llmgw")],
         "llmgw-man" => &[("Every page, into a folder:", "llmgw man --dir /usr/local/share/man/man1")],
         _ => &[],

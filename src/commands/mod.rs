@@ -13,6 +13,7 @@ mod inventory;
 mod lint;
 mod nodes;
 mod place;
+mod render;
 
 use std::path::Path;
 
@@ -36,6 +37,7 @@ pub fn dispatch(command: Command) -> Outcome {
         }
         Command::Diff(a) => diff::run(&a),
         Command::Capacity(a) => capacity::run(&a),
+        Command::Render(cli::RenderCommand::Kubernetes(a)) => render::kubernetes(&a),
         Command::Completions(a) => generate::completions_command(&a),
         Command::Man(a) => generate::man_command(&a),
     }

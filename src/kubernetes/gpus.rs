@@ -274,7 +274,13 @@ pub fn allocations(
         };
         let labels = pod.metadata.labels.clone().unwrap_or_default();
         let annotations = pod.metadata.annotations.clone().unwrap_or_default();
-        let model = labels.get("llmgw.io/model").cloned().unwrap_or_else(|| format!("pod:{ns}/{name}"));
+        // render writes the exact model name as an annotation too: a label
+        // cannot hold every name.
+        let model = annotations
+            .get("llmgw.io/model")
+            .or_else(|| labels.get("llmgw.io/model"))
+            .cloned()
+            .unwrap_or_else(|| format!("pod:{ns}/{name}"));
         let replica = match labels.get("llmgw.io/replica") {
             None => 0,
             Some(r) => match r.parse::<u32>() {

@@ -5,6 +5,7 @@
 mod gpus;
 pub mod labels;
 pub mod quantity;
+pub mod render;
 
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
@@ -126,6 +127,11 @@ impl<'s> File<'s> {
     fn item_path(&self, i: usize) -> Vec<Step<'static>> {
         if self.value.get("items").is_some() { vec![Step::Key("items"), Step::Index(i)] } else { Vec::new() }
     }
+}
+
+/// One YAML document as JSON, through llmgw's own bounded YAML reader.
+pub fn yaml_to_json(text: &str) -> Result<Value, String> {
+    doc::parse(text, Format::Yaml).map(|t| to_json(&t)).map_err(|e| e.message)
 }
 
 /// The spanned tree as JSON, for YAML input.

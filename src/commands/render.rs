@@ -1,0 +1,38 @@
+//! `render`: what runs a plan where it was placed.
+
+use std::io::Write;
+
+use crate::cli;
+use crate::diag::{Code, Diag};
+use crate::output::{self, Sink};
+use crate::{Exit, Outcome, load};
+
+/// `render kubernetes`: one YAML stream, or one file per replica under `-o DIR`.
+pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
+    let plan = crate::kubernetes::render::read_plan(&load::read(&a.plan)?)?;
+    let catalog = load::catalog(&a.catalog)?;
+    let inv = load::inventories(&a.inventory)?;
+    let objects = crate::kubernetes::render::render(&plan, &catalog, &inv)?;
+    let yaml = |o: &crate::kubernetes::render::Object| {
+        o.yaml().map_err(|e| Diag::error(Code::Io, format!("cannot write {}: {e}", o.name())))
+    };
+    match &a.output {
+        None => {
+            let mut out = Sink::open(None)?;
+            for o in &objects {
+                out.write_all(b"---\n")?;
+                out.write_all(yaml(o)?.as_bytes())?;
+            }
+            out.finish()?;
+        }
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                Diag::error(Code::Io, format!("cannot create {}: {e}", dir.display())).help("nothing was written")
+            })?;
+            for o in &objects {
+                output::write_file(&dir.join(format!("{}.yaml", o.name())), yaml(o)?.as_bytes())?;
+            }
+        }
+    }
+    Ok(Exit::Success)
+}
