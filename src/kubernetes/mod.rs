@@ -27,6 +27,7 @@ pub struct Settings {
 }
 
 /// A step on the way to a value in the file, for pointing at it.
+#[derive(Clone)]
 pub enum Step<'a> {
     Key(&'a str),
     Index(usize),
@@ -41,23 +42,31 @@ pub struct File<'s> {
 }
 
 impl<'s> File<'s> {
+    /// A JSON file, with the help to give when it is not JSON.
+    pub fn read_json(src: &'s Source, help: &str) -> Result<File<'s>, Diag> {
+        let value = serde_json::from_str(src.text()).map_err(|e| {
+            let at = crate::source::offset_of(src.text(), e.line(), e.column());
+            Diag::error(Code::Syntax, format!("{} is not valid JSON: {e}", src.name()))
+                .at(src, Span::new(at, at), "here")
+                .help(help.to_string())
+        })?;
+        Ok(File { src, value, tree: OnceCell::new() })
+    }
+
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
     fn read(src: &'s Source) -> Result<File<'s>, Diag> {
-        let value = match src.format() {
-            Format::Json => serde_json::from_str(src.text()).map_err(|e| {
-                let at = crate::source::offset_of(src.text(), e.line(), e.column());
-                Diag::error(Code::Syntax, format!("{} is not valid JSON: {e}", src.name()))
-                    .at(src, Span::new(at, at), "here")
-                    .help("give what `kubectl get ... -o json` prints")
-            })?,
-            _ => {
-                let tree = doc::parse(src.text(), src.format()).map_err(|e| {
-                    Diag::error(Code::Syntax, format!("{} is not valid YAML: {}", src.name(), e.message))
-                        .at(src, e.span, "here")
-                        .help("give what `kubectl get ... -o yaml` prints")
-                })?;
-                to_json(&tree)
-            }
-        };
+        if src.format() == Format::Json {
+            return Self::read_json(src, "give what `kubectl get ... -o json` prints");
+        }
+        let tree = doc::parse(src.text(), src.format()).map_err(|e| {
+            Diag::error(Code::Syntax, format!("{} is not valid YAML: {}", src.name(), e.message))
+                .at(src, e.span, "here")
+                .help("give what `kubectl get ... -o yaml` prints")
+        })?;
+        let value = to_json(&tree);
         Ok(File { src, value, tree: OnceCell::new() })
     }
 

@@ -15,7 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use serde::{Deserialize, Serialize};
 
 use super::labels::safe;
-use crate::catalog::{Catalog, Profile};
+use crate::catalog::{Catalog, Model, Profile};
 use crate::diag::{Code, Diag, Source};
 use crate::doc::Span;
 use crate::inventory::Inventory;
@@ -116,23 +116,33 @@ pub fn default_image(engine: &str, gpu: bool) -> &'static str {
     }
 }
 
+/// Where a multi-node replica's processes learn the leader's address and
+/// their own rank: LeaderWorkerSet's variables, or Slurm's.
+pub struct Launch {
+    pub leader_address: &'static str,
+    pub rank: &'static str,
+}
+
+pub const LWS: Launch = Launch { leader_address: "$LWS_LEADER_ADDRESS", rank: "$LWS_WORKER_INDEX" };
+
 /// The engine's serve command for one node of the replica, as a shell line.
-/// Multi-node vLLM runs a Ray cluster across the group's pods, SGLang its
-/// own distributed launch; LWS gives each pod the leader's address and its
-/// index.
-fn serve(p: &Profile, source: &str, nodes: u32, leader: bool) -> String {
+/// Multi-node vLLM runs a Ray cluster across the group's nodes, SGLang its
+/// own distributed launch; `launch` gives each node the leader's address
+/// and its index.
+pub fn serve(p: &Profile, source: &str, nodes: u32, leader: bool, launch: &Launch) -> String {
     let tp = p.gpus_per_node.max(1);
     let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
     let extra: String = p.args.iter().map(|a| format!(" {}", q(a))).collect();
     let m = q(source);
+    let (addr, rank) = (launch.leader_address, launch.rank);
     match p.engine.name {
-        "vllm" if nodes > 1 && !leader => "ray start --address=$LWS_LEADER_ADDRESS:6379 --block".to_string(),
+        "vllm" if nodes > 1 && !leader => format!("ray start --address={addr}:6379 --block"),
         "vllm" if nodes > 1 => format!(
             "ray start --head --port=6379 && vllm serve {m} --tensor-parallel-size {tp} --pipeline-parallel-size {nodes}{extra}"
         ),
         "vllm" => format!("vllm serve {m} --tensor-parallel-size {tp}{extra}"),
         "sglang" if nodes > 1 => format!(
-            "python3 -m sglang.launch_server --model-path {m} --tp {} --nnodes {nodes} --node-rank $LWS_WORKER_INDEX --dist-init-addr $LWS_LEADER_ADDRESS:20000{extra}",
+            "python3 -m sglang.launch_server --model-path {m} --tp {} --nnodes {nodes} --node-rank {rank} --dist-init-addr {addr}:20000{extra}",
             tp * nodes
         ),
         "sglang" => format!("python3 -m sglang.launch_server --model-path {m} --tp {tp}{extra}"),
@@ -165,13 +175,14 @@ fn short_hash(s: &str) -> String {
     format!("{:06x}", h & 0xff_ffff)
 }
 
-/// The objects that run a plan where it was placed.
-pub fn render(plan: &[Placed], cat: &Catalog, inv: &Inventory) -> Result<Vec<Object>, Vec<Diag>> {
+/// Each placement of a plan with its model and profile from the catalog;
+/// errors for what the catalog or the inventory lacks.
+pub fn resolve<'a>(
+    plan: &'a [Placed],
+    cat: &'a Catalog,
+    inv: &Inventory,
+) -> Result<Vec<(&'a Placed, &'a Model, &'a Profile)>, Vec<Diag>> {
     let mut errors = Vec::new();
-    let mut names: BTreeMap<String, usize> = BTreeMap::new();
-    for p in plan {
-        *names.entry(dns_name(&p.model, p.replica)).or_default() += 1;
-    }
     let mut out = Vec::with_capacity(plan.len());
     for p in plan {
         let Some(model) = cat.models.iter().find(|m| m.name == p.model) else {
@@ -191,6 +202,16 @@ pub fn render(plan: &[Placed], cat: &Catalog, inv: &Inventory) -> Result<Vec<Obj
             );
             continue;
         };
+        if p.nodes.is_empty() {
+            errors.push(
+                Diag::error(
+                    Code::MissingField,
+                    format!("the plan places `{}` replica {} on no node", p.model, p.replica),
+                )
+                .help("give the JSON that `llmgw place --format json` prints"),
+            );
+            continue;
+        }
         if let Some(at) = p.nodes.iter().find(|a| !inv.nodes.iter().any(|n| n.id == a.node)) {
             errors.push(
                 Diag::error(
@@ -201,6 +222,20 @@ pub fn render(plan: &[Placed], cat: &Catalog, inv: &Inventory) -> Result<Vec<Obj
             );
             continue;
         }
+        out.push((p, model, prof));
+    }
+    if errors.is_empty() { Ok(out) } else { Err(errors) }
+}
+
+/// The objects that run a plan where it was placed.
+pub fn render(plan: &[Placed], cat: &Catalog, inv: &Inventory) -> Result<Vec<Object>, Vec<Diag>> {
+    let mut names: BTreeMap<String, usize> = BTreeMap::new();
+    for p in plan {
+        *names.entry(dns_name(&p.model, p.replica)).or_default() += 1;
+    }
+    let resolved = resolve(plan, cat, inv)?;
+    let mut out = Vec::with_capacity(resolved.len());
+    for (p, model, prof) in resolved {
         let mut name = dns_name(&p.model, p.replica);
         if names[&name] > 1 {
             // Sanitising made two names equal: keep them apart.
@@ -209,7 +244,7 @@ pub fn render(plan: &[Placed], cat: &Catalog, inv: &Inventory) -> Result<Vec<Obj
         }
         out.push(object(p, prof, model.source.as_deref(), inv, name));
     }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    Ok(out)
 }
 
 fn object(p: &Placed, prof: &Profile, model_source: Option<&str>, inv: &Inventory, name: String) -> Object {
@@ -246,7 +281,7 @@ fn object(p: &Placed, prof: &Profile, model_source: Option<&str>, inv: &Inventor
         image: Some(
             prof.image.clone().unwrap_or_else(|| default_image(prof.engine.name, !prof.cpu_only()).to_string()),
         ),
-        command: Some(vec!["sh".into(), "-c".into(), serve(prof, source, nodes, leader)]),
+        command: Some(vec!["sh".into(), "-c".into(), serve(prof, source, nodes, leader, &LWS)]),
         env: (!env.is_empty()).then(|| env.clone()),
         resources: (!limits.is_empty())
             .then(|| ResourceRequirements { limits: Some(limits.clone()), ..ResourceRequirements::default() }),
@@ -314,14 +349,20 @@ fn limits(p: &Placed, prof: &Profile, inv: &Inventory) -> BTreeMap<String, Quant
     limits
 }
 
-/// The profile's environment, and NCCL_IB_HCA with the placement's adapters.
-fn env(p: &Placed, prof: &Profile) -> Vec<EnvVar> {
+/// The adapters of a placement, each once, in order.
+pub fn hcas(p: &Placed) -> Vec<&str> {
     let mut hcas: Vec<&str> = Vec::new();
     for h in p.nodes.iter().flat_map(|a| a.hcas.iter()) {
         if !hcas.contains(&h.as_str()) {
             hcas.push(h);
         }
     }
+    hcas
+}
+
+/// The profile's environment, and NCCL_IB_HCA with the placement's adapters.
+fn env(p: &Placed, prof: &Profile) -> Vec<EnvVar> {
+    let hcas = hcas(p);
     let mut env: Vec<EnvVar> =
         prof.env.iter().map(|(k, v)| EnvVar { name: k.clone(), value: Some(v.clone()), ..EnvVar::default() }).collect();
     if !hcas.is_empty() {
