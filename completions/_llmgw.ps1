@@ -184,6 +184,7 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)')
+            [CompletionResult]::new('slurm', 'slurm', [CompletionResultType]::ParameterValue, 'From `sinfo --json`, `scontrol show nodes --json` or `scontrol -d show node -o`')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -201,12 +202,30 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'llmgw;inventory;import;slurm' {
+            [CompletionResult]::new('--topology', '--topology', [CompletionResultType]::ParameterName, 'Slurm''s topology.conf or topology.yaml: nodes under one top-level switch (or in one block) share a fabric')
+            [CompletionResult]::new('--fabric-feature', '--fabric-feature', [CompletionResultType]::ParameterName, 'A feature prefix naming the node''s fabric, when there is no topology (`ib-` for a feature `ib-east`)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else toml)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
+            [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'llmgw;inventory;import;help' {
             [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)')
+            [CompletionResult]::new('slurm', 'slurm', [CompletionResultType]::ParameterValue, 'From `sinfo --json`, `scontrol show nodes --json` or `scontrol -d show node -o`')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'llmgw;inventory;import;help;kubernetes' {
+            break
+        }
+        'llmgw;inventory;import;help;slurm' {
             break
         }
         'llmgw;inventory;import;help;help' {
@@ -227,9 +246,13 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
         }
         'llmgw;inventory;help;import' {
             [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)')
+            [CompletionResult]::new('slurm', 'slurm', [CompletionResultType]::ParameterValue, 'From `sinfo --json`, `scontrol show nodes --json` or `scontrol -d show node -o`')
             break
         }
         'llmgw;inventory;help;import;kubernetes' {
+            break
+        }
+        'llmgw;inventory;help;import;slurm' {
             break
         }
         'llmgw;inventory;help;help' {
@@ -243,6 +266,7 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one')
+            [CompletionResult]::new('slurm', 'slurm', [CompletionResultType]::ParameterValue, 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -250,8 +274,22 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('--catalog', '--catalog', [CompletionResultType]::ParameterName, 'The catalog the plan was made from')
             [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'The inventory the plan was made on (repeat to merge several)')
             [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'The inventory the plan was made on (repeat to merge several)')
-            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write one file per replica into this folder instead of one YAML stream to stdout')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write one file per replica into this folder instead of one YAML stream to stdout')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write one file per replica into this folder instead of everything to stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write one file per replica into this folder instead of everything to stdout')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
+            [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'llmgw;render;slurm' {
+            [CompletionResult]::new('--catalog', '--catalog', [CompletionResultType]::ParameterName, 'The catalog the plan was made from')
+            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'The inventory the plan was made on (repeat to merge several)')
+            [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'The inventory the plan was made on (repeat to merge several)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write one file per replica into this folder instead of everything to stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write one file per replica into this folder instead of everything to stdout')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
             [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
@@ -262,10 +300,14 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
         }
         'llmgw;render;help' {
             [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one')
+            [CompletionResult]::new('slurm', 'slurm', [CompletionResultType]::ParameterValue, 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'llmgw;render;help;kubernetes' {
+            break
+        }
+        'llmgw;render;help;slurm' {
             break
         }
         'llmgw;render;help;help' {
@@ -366,16 +408,24 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
         }
         'llmgw;help;inventory;import' {
             [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)')
+            [CompletionResult]::new('slurm', 'slurm', [CompletionResultType]::ParameterValue, 'From `sinfo --json`, `scontrol show nodes --json` or `scontrol -d show node -o`')
             break
         }
         'llmgw;help;inventory;import;kubernetes' {
             break
         }
+        'llmgw;help;inventory;import;slurm' {
+            break
+        }
         'llmgw;help;render' {
             [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one')
+            [CompletionResult]::new('slurm', 'slurm', [CompletionResultType]::ParameterValue, 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes')
             break
         }
         'llmgw;help;render;kubernetes' {
+            break
+        }
+        'llmgw;help;render;slurm' {
             break
         }
         'llmgw;help;capacity' {

@@ -106,8 +106,14 @@ _llmgw() {
             llmgw__subcmd__help__subcmd__inventory__subcmd__import,kubernetes)
                 cmd="llmgw__subcmd__help__subcmd__inventory__subcmd__import__subcmd__kubernetes"
                 ;;
+            llmgw__subcmd__help__subcmd__inventory__subcmd__import,slurm)
+                cmd="llmgw__subcmd__help__subcmd__inventory__subcmd__import__subcmd__slurm"
+                ;;
             llmgw__subcmd__help__subcmd__render,kubernetes)
                 cmd="llmgw__subcmd__help__subcmd__render__subcmd__kubernetes"
+                ;;
+            llmgw__subcmd__help__subcmd__render,slurm)
+                cmd="llmgw__subcmd__help__subcmd__render__subcmd__slurm"
                 ;;
             llmgw__subcmd__inventory,help)
                 cmd="llmgw__subcmd__inventory__subcmd__help"
@@ -136,11 +142,17 @@ _llmgw() {
             llmgw__subcmd__inventory__subcmd__help__subcmd__import,kubernetes)
                 cmd="llmgw__subcmd__inventory__subcmd__help__subcmd__import__subcmd__kubernetes"
                 ;;
+            llmgw__subcmd__inventory__subcmd__help__subcmd__import,slurm)
+                cmd="llmgw__subcmd__inventory__subcmd__help__subcmd__import__subcmd__slurm"
+                ;;
             llmgw__subcmd__inventory__subcmd__import,help)
                 cmd="llmgw__subcmd__inventory__subcmd__import__subcmd__help"
                 ;;
             llmgw__subcmd__inventory__subcmd__import,kubernetes)
                 cmd="llmgw__subcmd__inventory__subcmd__import__subcmd__kubernetes"
+                ;;
+            llmgw__subcmd__inventory__subcmd__import,slurm)
+                cmd="llmgw__subcmd__inventory__subcmd__import__subcmd__slurm"
                 ;;
             llmgw__subcmd__inventory__subcmd__import__subcmd__help,help)
                 cmd="llmgw__subcmd__inventory__subcmd__import__subcmd__help__subcmd__help"
@@ -148,17 +160,26 @@ _llmgw() {
             llmgw__subcmd__inventory__subcmd__import__subcmd__help,kubernetes)
                 cmd="llmgw__subcmd__inventory__subcmd__import__subcmd__help__subcmd__kubernetes"
                 ;;
+            llmgw__subcmd__inventory__subcmd__import__subcmd__help,slurm)
+                cmd="llmgw__subcmd__inventory__subcmd__import__subcmd__help__subcmd__slurm"
+                ;;
             llmgw__subcmd__render,help)
                 cmd="llmgw__subcmd__render__subcmd__help"
                 ;;
             llmgw__subcmd__render,kubernetes)
                 cmd="llmgw__subcmd__render__subcmd__kubernetes"
                 ;;
+            llmgw__subcmd__render,slurm)
+                cmd="llmgw__subcmd__render__subcmd__slurm"
+                ;;
             llmgw__subcmd__render__subcmd__help,help)
                 cmd="llmgw__subcmd__render__subcmd__help__subcmd__help"
                 ;;
             llmgw__subcmd__render__subcmd__help,kubernetes)
                 cmd="llmgw__subcmd__render__subcmd__help__subcmd__kubernetes"
+                ;;
+            llmgw__subcmd__render__subcmd__help,slurm)
+                cmd="llmgw__subcmd__render__subcmd__help__subcmd__slurm"
                 ;;
             *)
                 ;;
@@ -559,7 +580,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__help__subcmd__inventory__subcmd__import)
-            opts="kubernetes"
+            opts="kubernetes slurm"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -573,6 +594,20 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__help__subcmd__inventory__subcmd__import__subcmd__kubernetes)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__help__subcmd__inventory__subcmd__import__subcmd__slurm)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -671,7 +706,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__help__subcmd__render)
-            opts="kubernetes"
+            opts="kubernetes slurm"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -685,6 +720,20 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__help__subcmd__render__subcmd__kubernetes)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__help__subcmd__render__subcmd__slurm)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -749,7 +798,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__inventory__subcmd__help__subcmd__import)
-            opts="kubernetes"
+            opts="kubernetes slurm"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -763,6 +812,20 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__inventory__subcmd__help__subcmd__import__subcmd__kubernetes)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__inventory__subcmd__help__subcmd__import__subcmd__slurm)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -805,7 +868,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__inventory__subcmd__import)
-            opts="-h -V --color --max-input-bytes --help --version kubernetes help"
+            opts="-h -V --color --max-input-bytes --help --version kubernetes slurm help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -827,7 +890,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__inventory__subcmd__import__subcmd__help)
-            opts="kubernetes help"
+            opts="kubernetes slurm help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -868,6 +931,20 @@ _llmgw() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        llmgw__subcmd__inventory__subcmd__import__subcmd__help__subcmd__slurm)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         llmgw__subcmd__inventory__subcmd__import__subcmd__kubernetes)
             opts="-o -h -V --pods --fabric-label --output --format --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -880,6 +957,48 @@ _llmgw() {
                     return 0
                     ;;
                 --fabric-label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "toml json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-input-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__inventory__subcmd__import__subcmd__slurm)
+            opts="-o -h -V --topology --fabric-feature --output --format --color --max-input-bytes --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --topology)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fabric-feature)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1159,7 +1278,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__render)
-            opts="-h -V --color --max-input-bytes --help --version kubernetes help"
+            opts="-h -V --color --max-input-bytes --help --version kubernetes slurm help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1181,7 +1300,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__render__subcmd__help)
-            opts="kubernetes help"
+            opts="kubernetes slurm help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1222,7 +1341,63 @@ _llmgw() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        llmgw__subcmd__render__subcmd__help__subcmd__slurm)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         llmgw__subcmd__render__subcmd__kubernetes)
+            opts="-i -o -h -V --catalog --inventory --output --color --max-input-bytes --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --inventory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-input-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__render__subcmd__slurm)
             opts="-i -o -h -V --catalog --inventory --output --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -171,6 +171,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand kubernetes 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)'
+            cand slurm 'From `sinfo --json`, `scontrol show nodes --json` or `scontrol -d show node -o`'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'llmgw;inventory;import;kubernetes'= {
@@ -186,11 +187,27 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'llmgw;inventory;import;slurm'= {
+            cand --topology 'Slurm''s topology.conf or topology.yaml: nodes under one top-level switch (or in one block) share a fabric'
+            cand --fabric-feature 'A feature prefix naming the node''s fabric, when there is no topology (`ib-` for a feature `ib-east`)'
+            cand -o 'Write here (atomically) instead of stdout; the format follows the extension'
+            cand --output 'Write here (atomically) instead of stdout; the format follows the extension'
+            cand --format 'Output format (default: from the extension of -o, else toml)'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'llmgw;inventory;import;help'= {
             cand kubernetes 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)'
+            cand slurm 'From `sinfo --json`, `scontrol show nodes --json` or `scontrol -d show node -o`'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'llmgw;inventory;import;help;kubernetes'= {
+        }
+        &'llmgw;inventory;import;help;slurm'= {
         }
         &'llmgw;inventory;import;help;help'= {
         }
@@ -206,8 +223,11 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         }
         &'llmgw;inventory;help;import'= {
             cand kubernetes 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)'
+            cand slurm 'From `sinfo --json`, `scontrol show nodes --json` or `scontrol -d show node -o`'
         }
         &'llmgw;inventory;help;import;kubernetes'= {
+        }
+        &'llmgw;inventory;help;import;slurm'= {
         }
         &'llmgw;inventory;help;help'= {
         }
@@ -219,14 +239,28 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand kubernetes 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+            cand slurm 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'llmgw;render;kubernetes'= {
             cand --catalog 'The catalog the plan was made from'
             cand -i 'The inventory the plan was made on (repeat to merge several)'
             cand --inventory 'The inventory the plan was made on (repeat to merge several)'
-            cand -o 'Write one file per replica into this folder instead of one YAML stream to stdout'
-            cand --output 'Write one file per replica into this folder instead of one YAML stream to stdout'
+            cand -o 'Write one file per replica into this folder instead of everything to stdout'
+            cand --output 'Write one file per replica into this folder instead of everything to stdout'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;render;slurm'= {
+            cand --catalog 'The catalog the plan was made from'
+            cand -i 'The inventory the plan was made on (repeat to merge several)'
+            cand --inventory 'The inventory the plan was made on (repeat to merge several)'
+            cand -o 'Write one file per replica into this folder instead of everything to stdout'
+            cand --output 'Write one file per replica into this folder instead of everything to stdout'
             cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
             cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help'
@@ -236,9 +270,12 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         }
         &'llmgw;render;help'= {
             cand kubernetes 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+            cand slurm 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'llmgw;render;help;kubernetes'= {
+        }
+        &'llmgw;render;help;slurm'= {
         }
         &'llmgw;render;help;help'= {
         }
@@ -323,13 +360,19 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         }
         &'llmgw;help;inventory;import'= {
             cand kubernetes 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)'
+            cand slurm 'From `sinfo --json`, `scontrol show nodes --json` or `scontrol -d show node -o`'
         }
         &'llmgw;help;inventory;import;kubernetes'= {
         }
+        &'llmgw;help;inventory;import;slurm'= {
+        }
         &'llmgw;help;render'= {
             cand kubernetes 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+            cand slurm 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes'
         }
         &'llmgw;help;render;kubernetes'= {
+        }
+        &'llmgw;help;render;slurm'= {
         }
         &'llmgw;help;capacity'= {
         }

@@ -158,29 +158,41 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_s
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from import" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from import" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from import" -f -a "kubernetes" -d 'From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from import" -f -a "slurm" -d 'From `sinfo --json`, `scontrol show nodes --json` or `scontrol -d show node -o`'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from import" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "merge" -d 'Join node snapshots into one inventory'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "import" -d 'An inventory from a scheduler\'s view of the fleet'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes help" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes slurm help" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes help" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes help" -s h -l help -d 'Print help'
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes help" -s V -l version -d 'Print version'
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes help" -f -a "kubernetes" -d 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes slurm help" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes slurm help" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes slurm help" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes slurm help" -f -a "kubernetes" -d 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes slurm help" -f -a "slurm" -d 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes slurm help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l catalog -d 'The catalog the plan was made from' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s i -l inventory -d 'The inventory the plan was made on (repeat to merge several)' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s o -l output -d 'Write one file per replica into this folder instead of one YAML stream to stdout' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s o -l output -d 'Write one file per replica into this folder instead of everything to stdout' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l catalog -d 'The catalog the plan was made from' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s i -l inventory -d 'The inventory the plan was made on (repeat to merge several)' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s o -l output -d 'Write one file per replica into this folder instead of everything to stdout' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from help" -f -a "kubernetes" -d 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from help" -f -a "slurm" -d 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l add -d 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth (dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs, cpu), or like:NODE for copies of a node of the fleet' -r
@@ -233,3 +245,4 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcom
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "import" -d 'An inventory from a scheduler\'s view of the fleet'
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from render" -f -a "kubernetes" -d 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from render" -f -a "slurm" -d 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes'

@@ -231,6 +231,27 @@ pub enum InventoryCommand {
 pub enum ImportCommand {
     /// From `kubectl get nodes -o json|yaml` (and `kubectl get pods -A -o json`)
     Kubernetes(KubernetesImportArgs),
+    /// From `sinfo --json`, `scontrol show nodes --json` or `scontrol -d show node -o`
+    Slurm(SlurmImportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SlurmImportArgs {
+    /// The output of `sinfo --json`, `scontrol show nodes --json` or `scontrol -d show node -o` (`-`: stdin)
+    #[arg(value_name = "FILE")]
+    pub nodes: PathBuf,
+    /// Slurm's topology.conf or topology.yaml: nodes under one top-level switch (or in one block) share a fabric
+    #[arg(long, value_name = "FILE")]
+    pub topology: Option<PathBuf>,
+    /// A feature prefix naming the node's fabric, when there is no topology (`ib-` for a feature `ib-east`)
+    #[arg(long, value_name = "PREFIX")]
+    pub fabric_feature: Option<String>,
+    /// Write here (atomically) instead of stdout; the format follows the extension
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Output format (default: from the extension of -o, else toml)
+    #[arg(long, value_enum)]
+    pub format: Option<crate::doc::Format>,
 }
 
 #[derive(Args, Debug)]
@@ -294,11 +315,13 @@ pub struct SynthArgs {
 #[derive(Subcommand, Debug)]
 pub enum RenderCommand {
     /// Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one
-    Kubernetes(RenderKubernetesArgs),
+    Kubernetes(RenderArgs),
+    /// Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes
+    Slurm(RenderArgs),
 }
 
 #[derive(Args, Debug)]
-pub struct RenderKubernetesArgs {
+pub struct RenderArgs {
     /// The plan: what `place --format json` printed (`-`: stdin)
     #[arg(value_name = "PLAN")]
     pub plan: PathBuf,
@@ -308,7 +331,7 @@ pub struct RenderKubernetesArgs {
     /// The inventory the plan was made on (repeat to merge several)
     #[arg(long = "inventory", short = 'i', value_name = "FILE", required = true)]
     pub inventory: Vec<PathBuf>,
-    /// Write one file per replica into this folder instead of one YAML stream to stdout
+    /// Write one file per replica into this folder instead of everything to stdout
     #[arg(long, short, value_name = "DIR")]
     pub output: Option<PathBuf>,
 }

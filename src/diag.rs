@@ -75,6 +75,8 @@ codes! {
     TimeSliced => "llmgw::kubernetes::time-sliced", "GPUs offered several times over by time-slicing";
     PodOnUnknownNode => "llmgw::kubernetes::pod-on-unknown-node", "a pod holding GPUs on a node the node list lacks";
     GpusAssumed => "llmgw::kubernetes::gpus-assumed", "pods holding GPUs without saying which";
+    SlurmGres => "llmgw::slurm::gres", "a Gres or GresUsed string llmgw cannot read";
+    Hostlist => "llmgw::slurm::hostlist", "a malformed hostlist expression or topology file";
     TooLarge => "llmgw::io::too-large", "an input file over the size ceiling (--max-input-bytes)";
     RelativePath => "llmgw::engines::relative-path", "a relative PATH entry, ignored when looking for engines";
 }

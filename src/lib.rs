@@ -23,6 +23,7 @@ pub mod output;
 pub mod placement;
 pub mod process;
 pub mod report;
+pub mod slurm;
 pub mod source;
 pub mod synth;
 pub mod term;

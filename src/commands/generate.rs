@@ -70,20 +70,35 @@ fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
         "llmgw-diff" => {
             &[("What a catalog change moves (exit 1 when a placement differs):", "llmgw diff before.json after.json")]
         }
-        "llmgw-inventory-import" | "llmgw-inventory-import-kubernetes" => &[(
-            "The fleet as the cluster sees it, with the GPUs its pods hold:",
-            "kubectl get nodes -o json > nodes.json; kubectl get pods -A -o json > pods.json; \
-             llmgw inventory import kubernetes nodes.json --pods pods.json -o fleet.toml",
-        )],
-        "llmgw-render" | "llmgw-render-kubernetes" => &[(
-            "Run a plan where it was placed:",
-            "llmgw render kubernetes plan.json --catalog catalog.toml -i fleet.toml | kubectl apply -f -",
-        )],
+        "llmgw-inventory-import-kubernetes" => &[KUBE_IMPORT],
+        "llmgw-inventory-import-slurm" => &[SLURM_IMPORT],
+        "llmgw-inventory-import" => &[KUBE_IMPORT, SLURM_IMPORT],
+        "llmgw-render-kubernetes" => &[KUBE_RENDER],
+        "llmgw-render-slurm" => &[SLURM_RENDER],
+        "llmgw-render" => &[KUBE_RENDER, SLURM_RENDER],
         "llmgw-completions" => &[("Bash completions:", "llmgw completions bash > /etc/bash_completion.d/llmgw")],
         "llmgw-man" => &[("Every page, into a folder:", "llmgw man --dir /usr/local/share/man/man1")],
         _ => &[],
     }
 }
+
+const KUBE_IMPORT: (&str, &str) = (
+    "The fleet as the cluster sees it, with the GPUs its pods hold:",
+    "kubectl get nodes -o json > nodes.json; kubectl get pods -A -o json > pods.json; \
+     llmgw inventory import kubernetes nodes.json --pods pods.json -o fleet.toml",
+);
+const SLURM_IMPORT: (&str, &str) = (
+    "The fleet as the Slurm controller sees it, fabrics from its topology:",
+    "scontrol -d show node -o > nodes.txt; llmgw inventory import slurm nodes.txt --topology /etc/slurm/topology.conf -o fleet.toml",
+);
+const KUBE_RENDER: (&str, &str) = (
+    "Run a plan where it was placed:",
+    "llmgw render kubernetes plan.json --catalog catalog.toml -i fleet.toml | kubectl apply -f -",
+);
+const SLURM_RENDER: (&str, &str) = (
+    "One sbatch script per replica, then submit them:",
+    "llmgw render slurm plan.json --catalog catalog.toml -i fleet.toml -o jobs; for j in jobs/*.sbatch; do sbatch \"$j\"; done",
+);
 
 /// Roff for text: a leading dot or quote, and every hyphen and backslash,
 /// escaped.

@@ -55,3 +55,13 @@ pub fn import_kubernetes(a: &cli::KubernetesImportArgs) -> Outcome {
     crate::report::diagnostics::eprint(&warnings);
     write_inventory(&inv, a.output.as_deref(), a.format)
 }
+
+/// `inventory import slurm`: the fleet as the controller sees it.
+pub fn import_slurm(a: &cli::SlurmImportArgs) -> Outcome {
+    let nodes = load::read(&a.nodes)?;
+    let topology = a.topology.as_deref().map(load::read).transpose()?;
+    let settings = crate::slurm::Settings { fabric_feature: a.fabric_feature.clone() };
+    let (inv, warnings) = crate::slurm::import(&nodes, topology.as_ref(), &settings)?;
+    crate::report::diagnostics::eprint(&warnings);
+    write_inventory(&inv, a.output.as_deref(), a.format)
+}

@@ -35,9 +35,11 @@ pub fn dispatch(command: Command) -> Outcome {
         Command::Inventory(InventoryCommand::Import(cli::ImportCommand::Kubernetes(a))) => {
             inventory::import_kubernetes(&a)
         }
+        Command::Inventory(InventoryCommand::Import(cli::ImportCommand::Slurm(a))) => inventory::import_slurm(&a),
         Command::Diff(a) => diff::run(&a),
         Command::Capacity(a) => capacity::run(&a),
         Command::Render(cli::RenderCommand::Kubernetes(a)) => render::kubernetes(&a),
+        Command::Render(cli::RenderCommand::Slurm(a)) => render::slurm(&a),
         Command::Completions(a) => generate::completions_command(&a),
         Command::Man(a) => generate::man_command(&a),
     }

@@ -188,3 +188,41 @@ fn fast_loader_defers_what_only_the_spanned_path_can_judge() {
         assert!(llmgw::inventory::load_spanned(&src).is_err(), "{text}");
     }
 }
+
+const SLURM: &[(&str, &str)] = &[
+    ("sinfo.json", include_str!("../data/slurm/sinfo-22.05.json")),
+    ("nodes.txt", include_str!("../data/slurm/scontrol-22.05.txt")),
+    ("nodes.json", include_str!("../data/slurm/nodes-24.11.json")),
+];
+
+/// The Slurm importer on mutated recorded output and topology: a
+/// diagnostic inside the text, or an inventory, never a panic.
+fn import_slurm(name: &str, text: &str, topology: &str) {
+    let src = source(name, text.to_string());
+    let topo = source("topology.conf", topology.to_string());
+    let settings = llmgw::slurm::Settings { fabric_feature: Some("ib-".into()) };
+    if let Err(diags) = llmgw::slurm::import(&src, Some(&topo), &settings) {
+        for d in &diags {
+            for (span, _) in &d.labels {
+                let len = if d.file() == Some("topology.conf") { topology.len() } else { text.len() };
+                assert!(span.end <= len && span.start <= span.end, "{name}: {span:?} for {}", d.message);
+            }
+        }
+        let _ = llmgw::report::diagnostics::render(&diags, false);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_slurm_output_never_panics(
+        seed in 0..3usize,
+        edits in prop::collection::vec((any::<prop::sample::Index>(), 0..4u8, "[\\[\\]{}()\"=:,+*0-9a-zA-Z_\\n -]{0,6}"), 1..6),
+        topo_edits in prop::collection::vec((any::<prop::sample::Index>(), 0..4u8, "[\\[\\]=,0-9a-z\\n -]{0,4}"), 0..3),
+    ) {
+        let (name, text) = SLURM[seed];
+        let topology = include_str!("../data/slurm/topology.conf");
+        import_slurm(name, &mutate(text.to_string(), edits), &mutate(topology.to_string(), topo_edits));
+    }
+}

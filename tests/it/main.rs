@@ -12,4 +12,5 @@ mod hardening;
 mod kubernetes;
 mod loaders_never_panic;
 mod scenarios;
+mod slurm;
 mod synth;

@@ -1,0 +1,210 @@
+//! `inventory import slurm` and `render slurm`: recorded output of Slurm
+//! 22.05 and 24.11, bad input, and, when `.ci/slurm up` has started one
+//! (LLMGW_SLURM_CONF), a real controller: its live `sinfo --json` and
+//! `scontrol -d show node -o` are imported, and `sbatch --test-only`
+//! accepts every rendered script on the planned nodes.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::*;
+
+const SINFO: &str = "tests/data/slurm/sinfo-22.05.json";
+const SCONTROL: &str = "tests/data/slurm/scontrol-22.05.txt";
+const NEWER: &str = "tests/data/slurm/nodes-24.11.json";
+const TOPOLOGY: &str = "tests/data/slurm/topology.conf";
+const CATALOG: &str = "tests/data/slurm/catalog.toml";
+
+fn import(args: &[&str]) -> std::process::Output {
+    let mut a = vec!["inventory", "import", "slurm"];
+    a.extend_from_slice(args);
+    run(&a)
+}
+
+#[test]
+fn sinfo_json_of_22_05_becomes_an_inventory() {
+    let out = import(&[SINFO, "--topology", TOPOLOGY]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    insta::assert_snapshot!(transcript(&out));
+}
+
+#[test]
+fn scontrol_text_and_sinfo_json_agree() {
+    let a = import(&[SINFO, "--fabric-feature", "ib-", "--format", "json"]);
+    let b = import(&[SCONTROL, "--fabric-feature", "ib-", "--format", "json"]);
+    assert_eq!(code(&b), 0, "{}", transcript(&b));
+    assert_eq!(json(&a), json(&b));
+    let v = json(&b);
+    let node = |i: usize| &v["node"][i];
+    assert_eq!(node(0)["state"], "ready");
+    assert_eq!(node(0)["allocation"][0]["model"], "slurm:busy");
+    assert_eq!(node(0)["allocation"][0]["gpus"], serde_json::json!([0, 1]));
+    assert_eq!(node(0)["fabric"][0]["name"], "ib-east");
+    assert_eq!(node(3)["state"], "draining");
+    assert_eq!(node(3)["labels"]["slurm/partition.gpu"], "true");
+}
+
+#[test]
+fn newer_data_parser_output_reads_too() {
+    let out = import(&[NEWER, "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let v = json(&out);
+    assert_eq!(v["node"][0]["id"], "host1");
+    assert_eq!(v["node"][0]["memory_total_mb"], 127927);
+    assert_eq!(v["node"][0]["gpu"].as_array().unwrap().len(), 2);
+    assert_eq!(v["node"][0]["gpu"][1]["name"], "fake2");
+
+    // The same shape with the state as a list of several words, and an
+    // autodetected gres type.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join(NEWER))
+        .unwrap()
+        .replace("\"state\": [ \"IDLE\" ]", "\"state\": [ \"MIXED\", \"DRAIN\" ]")
+        .replace("gpu:fake1:1(S:0),gpu:fake2:1(S:0)", "gpu:nvidia_h100_80gb_hbm3:2(S:0)")
+        .replace("gpu:fake1:0(IDX:N/A),gpu:fake2:0(IDX:N/A)", "gpu:nvidia_h100_80gb_hbm3:1(IDX:1)");
+    let f = write(dir.path(), "drained.json", &text);
+    let v = json(&import(&[f.to_str().unwrap(), "--format", "json"]));
+    assert_eq!(v["node"][0]["state"], "draining");
+    assert_eq!(v["node"][0]["labels"]["slurm/gres-type"], "nvidia_h100_80gb_hbm3");
+    assert_eq!(v["node"][0]["allocation"][0]["gpus"], serde_json::json!([1]));
+    let out = run(&["nodes", "-i", f.to_str().unwrap(), "--format", "json"]);
+    // Not an inventory: `nodes` refuses it, the import is what reads it.
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+}
+
+#[test]
+fn bad_slurm_output_points_at_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let sinfo = std::fs::read_to_string(root().join(SINFO)).unwrap();
+    let text = std::fs::read_to_string(root().join(SCONTROL)).unwrap();
+    let cases = [
+        ("cut.json", sinfo[..sinfo.len() / 2].to_string(), "is not valid JSON"),
+        (
+            "state.json",
+            sinfo.replacen("\"state\": \"idle\"", "\"state\": \"snoozing\"", 1),
+            "`SNOOZING` is not a Slurm node state",
+        ),
+        (
+            "state.txt",
+            text.replacen("State=IDLE+DRAIN", "State=IDLE+NAPPING", 1),
+            "`NAPPING` is not a Slurm node state",
+        ),
+        ("gres.txt", text.replacen("Gres=gpu:h100:8", "Gres=gpu:h100:eight", 1), "`eight` is not a GPU count"),
+        ("used.json", sinfo.replacen("IDX:0-1", "IDX:0-x", 1), "is not a GPU index"),
+        ("nameless.txt", "Arch=x86_64 State=IDLE\n".to_string(), "has no `NodeName=`"),
+        ("other.json", "{\"jobs\": []}".to_string(), "has neither `nodes` nor `sinfo`"),
+    ];
+    for (name, text, says) in cases {
+        let f = write(dir.path(), name, &text);
+        let out = import(&[f.to_str().unwrap()]);
+        assert_eq!(code(&out), 2, "{name}: {}", transcript(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{name}: {err}");
+        assert!(err.contains(&format!("{name}:")), "{name}: no span: {err}");
+        assert!(out.stdout.is_empty(), "{name}: wrote something");
+    }
+    let topo = write(dir.path(), "topology.conf", "SwitchName=s1 Nodes=gpu[01-\n");
+    let out = import(&[SINFO, "--topology", topo.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    insta::assert_snapshot!(
+        "malformed_hostlist",
+        String::from_utf8_lossy(&out.stderr).replace(dir.path().to_str().unwrap(), "TMP")
+    );
+}
+
+#[test]
+fn a_plan_renders_as_sbatch_scripts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fleet, plan) = plan(dir.path(), SINFO);
+    let out = run(&["render", "slurm", &plan, "--catalog", CATALOG, "-i", &fleet]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    insta::assert_snapshot!(stdout(&out));
+    let again = run(&["render", "slurm", &plan, "--catalog", CATALOG, "-i", &fleet]);
+    assert_eq!(out.stdout, again.stdout, "rendering is deterministic");
+}
+
+/// Imports `nodes` with fabrics from features, places the test catalog on
+/// it, and returns the inventory's and the plan's paths.
+fn plan(dir: &Path, nodes: &str) -> (String, String) {
+    let fleet = dir.join("fleet.toml").to_str().unwrap().to_string();
+    let out = import(&[nodes, "--fabric-feature", "ib-", "-o", &fleet]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let out = run(&["place", CATALOG, "-i", &fleet, "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert_eq!(json(&out)["summary"]["placed"], 2, "{}", transcript(&out));
+    let plan = write(dir, "plan.json", &stdout(&out));
+    (fleet, plan.to_str().unwrap().to_string())
+}
+
+/// The test controller's slurm.conf, or none: then the test says so on
+/// the terminal (written past libtest's capture) and passes.
+fn controller() -> Option<String> {
+    use std::io::Write;
+    match std::env::var("LLMGW_SLURM_CONF") {
+        Ok(conf) => {
+            assert!(Path::new(&conf).exists(), "LLMGW_SLURM_CONF={conf} does not exist");
+            Some(conf)
+        }
+        Err(_) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED: no Slurm controller (LLMGW_SLURM_CONF is unset); `.ci/slurm up DIR` starts one, .ci/run always does"
+            );
+            None
+        }
+    }
+}
+
+fn slurm(conf: &str, cmd: &str, args: &[&str]) -> std::process::Output {
+    let out = Command::new(cmd).args(args).env("SLURM_CONF", conf).output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(out.status.success(), "{cmd} {args:?}: {}", transcript(&out));
+    out
+}
+
+#[test]
+fn a_real_controller_is_imported_and_accepts_the_rendered_scripts() {
+    let Some(conf) = controller() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // A job holding two GPUs of gpu01, so GresUsed names indices.
+    let job = slurm(
+        &conf,
+        "sbatch",
+        &["--parsable", "--output=/dev/null", "--gres=gpu:h100:2", "-w", "gpu01", "--wrap", "sleep 120"],
+    );
+    let job = String::from_utf8_lossy(&job.stdout).trim().to_string();
+    let mut text = String::new();
+    for _ in 0..100 {
+        text = stdout(&slurm(&conf, "scontrol", &["-d", "show", "node", "-o"]));
+        if text.contains("IDX:0-1") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let json_out = stdout(&slurm(&conf, "sinfo", &["--json"]));
+    let txt = write(dir.path(), "scontrol.txt", &text);
+    let js = write(dir.path(), "sinfo.json", &json_out);
+    let a = json(&import(&[txt.to_str().unwrap(), "--format", "json"]));
+    let b = json(&import(&[js.to_str().unwrap(), "--format", "json"]));
+    slurm(&conf, "scancel", &[&job]);
+    assert_eq!(a, b, "the text and the JSON of one controller give one inventory");
+    let ids: Vec<&str> = a["node"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["gpu01", "gpu02", "gpu03", "gpu04"]);
+    assert_eq!(a["node"][0]["allocation"][0]["gpus"], serde_json::json!([0, 1]), "{text}");
+    assert_eq!(a["node"][3]["state"], "draining");
+
+    let (fleet, plan) = plan(dir.path(), js.to_str().unwrap());
+    let scripts = dir.path().join("scripts");
+    let out = run(&["render", "slurm", &plan, "--catalog", CATALOG, "-i", &fleet, "-o", scripts.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let placed = json(&run(&["place", CATALOG, "-i", &fleet, "--format", "json"]));
+    for p in placed["placements"].as_array().unwrap() {
+        let name = format!("llmgw-{}-r{}.sbatch", p["model"].as_str().unwrap(), p["replica"]);
+        let nodes: Vec<&str> = p["nodes"].as_array().unwrap().iter().map(|a| a["node"].as_str().unwrap()).collect();
+        let out = slurm(&conf, "sbatch", &["--test-only", scripts.join(&name).to_str().unwrap()]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        // "Job 3 to start at ... using 2 processors on nodes gpu[02-03] in partition gpu"
+        let on = said.split("on nodes ").nth(1).and_then(|r| r.split_whitespace().next()).unwrap_or_default();
+        let named = llmgw::slurm::hostlist::expand(on).unwrap_or_default();
+        assert_eq!(named, nodes, "{name}: {said}");
+    }
+}
