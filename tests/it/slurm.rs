@@ -208,3 +208,34 @@ fn a_real_controller_is_imported_and_accepts_the_rendered_scripts() {
         assert_eq!(named, nodes, "{name}: {said}");
     }
 }
+
+#[test]
+fn grouped_sinfo_json_of_newer_releases_reads_too() {
+    // The shape of `sinfo --json` since data_parser v0.0.39: one entry per
+    // group of alike nodes, per partition. Written by hand after that
+    // shape (no public recording of a GPU cluster's was found); a node in
+    // two partitions appears twice and gets both labels.
+    let text = r#"{"sinfo": [
+      {"node": {"state": ["IDLE"]}, "nodes": {"nodes": ["g1", "g2"]}, "features": {"total": "ib-a"},
+       "gres": {"total": "gpu:nvidia_a100-sxm4-80gb:8(S:0-1)", "used": "gpu:nvidia_a100-sxm4-80gb:0(IDX:N/A)"},
+       "partition": {"name": "serve"}, "memory": {"maximum": 1031000}},
+      {"node": {"state": ["MIXED"]}, "nodes": {"nodes": ["g3"]}, "features": {"total": "ib-a"},
+       "gres": {"total": "gpu:nvidia_a100-sxm4-80gb:8(S:0-1)", "used": "gpu:nvidia_a100-sxm4-80gb:3(IDX:0,2-3)"},
+       "partition": {"name": "serve"}, "memory": {"maximum": 1031000}},
+      {"node": {"state": ["IDLE"]}, "nodes": {"nodes": ["g1", "g2"]}, "features": {"total": "ib-a"},
+       "gres": {"total": "gpu:nvidia_a100-sxm4-80gb:8(S:0-1)"}, "partition": {"name": "batch"}, "memory": {"maximum": 1031000}}
+    ], "meta": {}, "errors": [], "warnings": []}"#;
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "sinfo.json", text);
+    let out = import(&[f.to_str().unwrap(), "--fabric-feature", "ib-", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let v = json(&out);
+    assert_eq!(v["node"].as_array().unwrap().len(), 3);
+    assert_eq!(v["node"][0]["labels"]["slurm/partition.batch"], "true");
+    assert_eq!(v["node"][0]["labels"]["slurm/partition.serve"], "true");
+    assert_eq!(v["node"][0]["memory_total_mb"], 1031000);
+    assert_eq!(v["node"][2]["allocation"][0]["gpus"], serde_json::json!([0, 2, 3]));
+    assert_eq!(v["node"][2]["fabric"][0]["name"], "ib-a");
+    let out = run(&["place", CATALOG, "-i", f.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "an import is not an inventory: {}", transcript(&out));
+}
