@@ -56,13 +56,7 @@ impl Input<'_> {
                     ("gres_used", Some(Step::Key("sinfo"))) => "gres",
                     (k, _) => k,
                 };
-                let mut p: Vec<Step<'_>> = path
-                    .iter()
-                    .map(|s| match s {
-                        Step::Key(k) => Step::Key(k),
-                        Step::Index(i) => Step::Index(*i),
-                    })
-                    .collect();
+                let mut p = path.clone();
                 p.push(Step::Key(key));
                 f.span(&p)
             }

@@ -55,3 +55,17 @@ pub fn executable(path: &Path, script: &str) {
     std::fs::write(path, script).unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// Each case (file name, text, what stderr must say) written to `dir` and
+/// given to `import`: exit 2, the message, a span in that file, no stdout.
+pub fn assert_each_refused(dir: &Path, cases: Vec<(&str, String, &str)>, import: impl Fn(&str) -> Output) {
+    for (name, text, says) in cases {
+        let f = write(dir, name, &text);
+        let out = import(f.to_str().unwrap());
+        assert_eq!(code(&out), 2, "{name}: {}", transcript(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{name}: {err}");
+        assert!(err.contains(&format!("{name}:")), "{name}: no span: {err}");
+        assert!(out.stdout.is_empty(), "{name}: wrote something");
+    }
+}

@@ -64,14 +64,7 @@ fn bad_kubectl_output_points_at_the_problem() {
         ),
         ("cut.json", nodes[..nodes.len() / 2].to_string(), "is not valid JSON"),
     ];
-    for (name, text, says) in cases {
-        let f = write(dir.path(), name, &text);
-        let out = import(&[f.to_str().unwrap()]);
-        assert_eq!(code(&out), 2, "{name}: {}", transcript(&out));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(says), "{name}: {err}");
-        assert!(err.contains(&format!("{name}:")), "{name}: no span: {err}");
-    }
+    assert_each_refused(dir.path(), cases.into(), |f| import(&[f]));
     let out = import(&[NODES, "--pods", "tests/data/kubernetes/nodes.json"]);
     assert_eq!(code(&out), 2, "a node list given as pods: {}", transcript(&out));
 }

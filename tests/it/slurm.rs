@@ -94,15 +94,7 @@ fn bad_slurm_output_points_at_the_problem() {
         ("nameless.txt", "Arch=x86_64 State=IDLE\n".to_string(), "has no `NodeName=`"),
         ("other.json", "{\"jobs\": []}".to_string(), "has neither `nodes` nor `sinfo`"),
     ];
-    for (name, text, says) in cases {
-        let f = write(dir.path(), name, &text);
-        let out = import(&[f.to_str().unwrap()]);
-        assert_eq!(code(&out), 2, "{name}: {}", transcript(&out));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(says), "{name}: {err}");
-        assert!(err.contains(&format!("{name}:")), "{name}: no span: {err}");
-        assert!(out.stdout.is_empty(), "{name}: wrote something");
-    }
+    assert_each_refused(dir.path(), cases.into(), |f| import(&[f]));
     let topo = write(dir.path(), "topology.conf", "SwitchName=s1 Nodes=gpu[01-\n");
     let out = import(&[SINFO, "--topology", topo.to_str().unwrap()]);
     assert_eq!(code(&out), 2, "{}", transcript(&out));
