@@ -127,6 +127,24 @@ pub struct Gpu {
 }
 
 impl Gpu {
+    /// A healthy GPU known by index, name and memory only, its class from
+    /// the name: what a scheduler's view of a node gives.
+    pub fn named(index: u32, name: &str, memory_mb: u64) -> Gpu {
+        Gpu {
+            index,
+            name: name.to_string(),
+            memory_mb,
+            uuid: None,
+            pci_bus_id: None,
+            mig: None,
+            class_override: None,
+            class: normalize_class(name),
+            nvlink_peers: Vec::new(),
+            healthy: true,
+            mig_devices: Vec::new(),
+        }
+    }
+
     /// MIG mode is on: CUDA cannot use the GPU whole, only its MIG devices.
     pub fn in_mig_mode(&self) -> bool {
         self.mig == Some(true)

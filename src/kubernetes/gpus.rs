@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::{NodeStatus, Pod};
 
 use super::{File, Step, quantity};
 use crate::diag::{Code, Diag};
-use crate::inventory::{Gpu, MigDevice, Node, normalize_class};
+use crate::inventory::{Gpu, MigDevice, Node};
 
 /// Cloud accelerator labels without GFD, and what each stands for: the
 /// product name NVML reports (so the class matches what `discover` writes)
@@ -31,22 +31,6 @@ fn per_gpu(profile: &str) -> u32 {
         Some("2") => 3,
         Some("3") => 2,
         _ => 1,
-    }
-}
-
-fn gpu(index: u32, name: &str, memory_mb: u64) -> Gpu {
-    Gpu {
-        index,
-        name: name.to_string(),
-        memory_mb,
-        uuid: None,
-        pci_bus_id: None,
-        mig: None,
-        class_override: None,
-        class: normalize_class(name),
-        nvlink_peers: Vec::new(),
-        healthy: true,
-        mig_devices: Vec::new(),
     }
 }
 
@@ -112,7 +96,7 @@ pub fn of(
         let mut left = n;
         return Ok((0..physical as u32)
             .map(|g| {
-                let mut x = gpu(g, base, 0);
+                let mut x = Gpu::named(g, base, 0);
                 x.mig = Some(true);
                 let here = left.min(per);
                 left -= here;
@@ -142,7 +126,7 @@ pub fn of(
         }
         _ => (name.clone(), n, capacity.zip(allocatable).map_or(0, |(c, a)| c.saturating_sub(a))),
     };
-    let mut gpus: Vec<Gpu> = (0..physical as u32).map(|g| gpu(g, &name, memory)).collect();
+    let mut gpus: Vec<Gpu> = (0..physical as u32).map(|g| Gpu::named(g, &name, memory)).collect();
     // Allocatable below capacity: the difference is unhealthy, the highest indices.
     for g in gpus.iter_mut().rev().take(unhealthy as usize) {
         g.healthy = false;

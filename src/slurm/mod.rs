@@ -11,7 +11,7 @@ mod topology;
 use std::collections::BTreeMap;
 
 use crate::diag::{Code, Diag, Source};
-use crate::inventory::{Fabric, Gpu, Inventory, Node, State, normalize_class};
+use crate::inventory::{Fabric, Gpu, Inventory, Node, State};
 use records::{Input, Record};
 
 /// What `inventory import slurm` is told besides the node file.
@@ -110,19 +110,7 @@ fn gpus(gres: &str) -> Result<(Vec<Gpu>, Option<String>), String> {
         }
         for _ in 0..n {
             let index = u32::try_from(out.len()).unwrap_or(u32::MAX);
-            out.push(Gpu {
-                index,
-                class: normalize_class(&name),
-                name: name.clone(),
-                memory_mb: 0,
-                uuid: None,
-                pci_bus_id: None,
-                mig: None,
-                class_override: None,
-                nvlink_peers: Vec::new(),
-                healthy: true,
-                mig_devices: Vec::new(),
-            });
+            out.push(Gpu::named(index, &name, 0));
         }
     }
     Ok((out, first))
