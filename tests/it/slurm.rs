@@ -133,14 +133,14 @@ fn plan(dir: &Path, nodes: &str) -> (String, String) {
 fn controller() -> Option<String> {
     use std::io::Write;
     match std::env::var("LLMGW_SLURM_CONF") {
-        Ok(conf) => {
+        Ok(conf) if !conf.is_empty() => {
             assert!(Path::new(&conf).exists(), "LLMGW_SLURM_CONF={conf} does not exist");
             Some(conf)
         }
-        Err(_) => {
+        _ => {
             let _ = writeln!(
                 std::io::stderr(),
-                "SKIPPED: no Slurm controller (LLMGW_SLURM_CONF is unset); `.ci/slurm up DIR` starts one, .ci/run always does"
+                "SKIPPED: no Slurm controller (LLMGW_SLURM_CONF is unset or empty); `.ci/slurm up DIR` starts one, .ci/run always does"
             );
             None
         }
