@@ -245,12 +245,7 @@ mod tests {
     #[test]
     fn like_copies_a_node_without_what_runs_there() {
         let mut inv = fleet(1);
-        inv.nodes[0].allocations.push(crate::inventory::Allocation {
-            model: "x".into(),
-            replica: 0,
-            gpus: (0..8).collect(),
-            mig_devices: Vec::new(),
-        });
+        inv.nodes[0].allocations.push(crate::inventory::Allocation::new("x".into(), 0, (0..8).collect(), Vec::new()));
         let cat = catalog(&[(2, 8)]);
         let a = search(&cat, &inv, &parse_add("like:gpu-0001,zone=b").unwrap(), 16).unwrap();
         assert_eq!(a.added, Some(2));

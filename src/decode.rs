@@ -123,6 +123,12 @@ impl Decoder {
 
     /// A number (integer or float) greater than 0, like a parameter count.
     pub fn positive(&mut self, node: &Node<'_>, field: &str) -> Option<f64> {
+        self.number_above(node, field, false, "write the size of the model, e.g. 70.6")
+    }
+
+    /// A finite number above 0 (or at least 0 with `zero`), with `help`
+    /// when it is not.
+    pub fn number_above(&mut self, node: &Node<'_>, field: &str, zero: bool, help: &str) -> Option<f64> {
         let x = match node.value {
             Value::Int(i) => i as f64,
             Value::Float(f) => f,
@@ -131,13 +137,14 @@ impl Decoder {
                 return None;
             }
         };
-        if !(x.is_finite() && x > 0.0) {
+        if !(x.is_finite() && (x > 0.0 || (zero && x == 0.0))) {
+            let bound = if zero { "at least 0" } else { "above 0" };
             self.error(
                 Code::OutOfRange,
                 node.span,
-                format!("`{field}` must be a number above 0, found {x}"),
-                "not above 0",
-                Some("write the size of the model, e.g. 70.6".into()),
+                format!("`{field}` must be a number {bound}, found {x}"),
+                if zero { "below 0" } else { "not above 0" },
+                Some(help.into()),
             );
             return None;
         }
@@ -354,4 +361,20 @@ impl<'v, 'a> Table<'v, 'a> {
         }
         unknown
     }
+}
+
+/// A name that ends up in scripts, file names and terminals may hold no
+/// control character: a newline in a node id would start a new `#SBATCH`
+/// line, an escape sequence would repaint the operator's terminal. False
+/// (and an error at `span`) when it does.
+pub fn no_control(dec: &mut Decoder, value: &str, what: &str, span: Span) -> bool {
+    let Some(c) = value.chars().find(|c| c.is_control()) else { return true };
+    dec.error(
+        Code::ControlCharacter,
+        span,
+        format!("the {what} `{}` holds the control character {}", crate::term::escape(value), c.escape_default()),
+        "control character",
+        Some(format!("a {what} is written into scripts and file names: use printable characters only")),
+    );
+    false
 }

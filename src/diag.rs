@@ -33,10 +33,13 @@ codes! {
     MissingField => "llmgw::schema::missing-field", "a required field is absent";
     DuplicateKey => "llmgw::schema::duplicate-key", "the same key twice in one table";
     OutOfRange => "llmgw::schema::out-of-range", "a number outside what the field accepts";
+    ControlCharacter => "llmgw::schema::control-character", "a name or id holding a newline or another control character";
     DuplicateModel => "llmgw::catalog::duplicate-model", "two models with one name";
     DuplicateProfile => "llmgw::catalog::duplicate-profile", "two profiles with one name in a model";
     UnknownEngine => "llmgw::catalog::unknown-engine", "an engine llmgw does not know";
     UnknownDtype => "llmgw::catalog::unknown-dtype", "a dtype other than bf16, fp16, fp8, int8, int4, fp4";
+    EnvName => "llmgw::catalog::env-name", "an env name that is not a POSIX identifier";
+    SingleNodeEngine => "llmgw::catalog::single-node-engine", "a multi-node profile for an engine that runs on one node only";
     MigProfileShape => "llmgw::catalog::mig-profile-shape", "a mig_profile on a profile that is not one GPU on one node";
     FitTooSmall => "llmgw::fit::too-small", "a profile whose GPUs cannot hold even the weights";
     FitMargins => "llmgw::fit::margins", "a profile whose GPUs hold the weights but not the room to serve them";

@@ -29,6 +29,11 @@ pub struct Engine {
     pub python_module: Option<&'static str>,
     /// Whether the engine can serve a model with no GPU at all.
     pub cpu_capable: bool,
+    /// Whether one replica can span several nodes (vLLM over Ray, SGLang's
+    /// own launcher, TensorRT-LLM over MPI); the others serve from one.
+    pub multi_node: bool,
+    /// The port its server listens on unless told otherwise.
+    pub default_port: u16,
     pub version: VersionCommand,
 }
 
@@ -38,6 +43,8 @@ pub static ENGINES: &[Engine] = &[
         binaries: &["vllm"],
         python_module: None,
         cpu_capable: false,
+        multi_node: true,
+        default_port: 8000,
         version: VersionCommand { program: "vllm", args: &["--version"] },
     },
     Engine {
@@ -45,6 +52,8 @@ pub static ENGINES: &[Engine] = &[
         binaries: &["sglang"],
         python_module: Some("sglang"),
         cpu_capable: false,
+        multi_node: true,
+        default_port: 30000,
         version: VersionCommand {
             program: "python3",
             args: &[
@@ -58,6 +67,8 @@ pub static ENGINES: &[Engine] = &[
         binaries: &["llama-server"],
         python_module: None,
         cpu_capable: true,
+        multi_node: false,
+        default_port: 8080,
         version: VersionCommand { program: "llama-server", args: &["--version"] },
     },
     Engine {
@@ -65,6 +76,8 @@ pub static ENGINES: &[Engine] = &[
         binaries: &["text-generation-launcher"],
         python_module: None,
         cpu_capable: false,
+        multi_node: false,
+        default_port: 8080,
         version: VersionCommand { program: "text-generation-launcher", args: &["--version"] },
     },
     Engine {
@@ -72,6 +85,8 @@ pub static ENGINES: &[Engine] = &[
         binaries: &["trtllm-serve"],
         python_module: None,
         cpu_capable: false,
+        multi_node: true,
+        default_port: 8000,
         version: VersionCommand { program: "trtllm-serve", args: &["--version"] },
     },
     Engine {
@@ -79,6 +94,8 @@ pub static ENGINES: &[Engine] = &[
         binaries: &["ollama"],
         python_module: None,
         cpu_capable: true,
+        multi_node: false,
+        default_port: 11434,
         version: VersionCommand { program: "ollama", args: &["--version"] },
     },
 ];

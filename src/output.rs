@@ -363,11 +363,13 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, t)| Node {
-                id: format!("{i}{t}"),
+                // Ids may hold no control character (they end up in scripts).
+                id: format!("{i}{}", t.replace(char::is_control, "?")),
                 discovered_by: Some(t.to_string()),
                 state: State::Ready,
                 labels: [(t.to_string(), t.to_string())].into(),
                 memory_total_mb: 0,
+                cpus: Some(7),
                 engines: Some([("vllm".to_string(), t.to_string())].into()),
                 weights: Some(vec![t.to_string()]),
                 disk: None,

@@ -175,6 +175,7 @@ pub fn node_of(sh: &Shape, id: String, fabric: Option<&str>, mut labels: BTreeMa
         state: State::Ready,
         labels,
         memory_total_mb: sh.memory_mb,
+        cpus: None,
         engines: Some(sh.engines.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
         weights: None,
         disk: Some(Disk { path: "/models".into(), free_bytes: total_bytes / 10 * 9, total_bytes }),
@@ -217,12 +218,7 @@ pub fn synthesize(groups: &[Group], cordoned: f64, load: f64, seed: u64, prefix:
             };
             let busy = (0..sh.gpus).filter(|_| rng.unit() < load).count() as u32;
             let allocations = if busy > 0 {
-                vec![Allocation {
-                    model: "synthetic-load".into(),
-                    replica: serial as u32,
-                    gpus: (0..busy).collect(),
-                    mig_devices: Vec::new(),
-                }]
+                vec![Allocation::new("synthetic-load".into(), serial as u32, (0..busy).collect(), Vec::new())]
             } else {
                 Vec::new()
             };

@@ -164,6 +164,7 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
         state: cfg.state.unwrap_or(State::Ready),
         labels: cfg.labels.clone(),
         memory_total_mb: memory_total_mb(&m.root),
+        cpus: usable_cpus(&m.root),
         engines: Some(engines),
         weights,
         disk,
@@ -259,6 +260,49 @@ fn probe_python_module(m: &Machine, search: &crate::engines::SearchPath, module:
     crate::engines::probe_module(&python, module, m.path.as_deref(), m.probe_timeout)
 }
 
+/// The CPUs workloads here may use: the online CPUs, capped by the cgroup's
+/// CPU quota (a container given 8 of a host's 224 CPUs has 8) and, on the
+/// real machine, by this process's affinity mask. `None` when the machine
+/// does not say.
+fn usable_cpus(root: &Path) -> Option<u32> {
+    let online = std::fs::read_to_string(root.join("sys/devices/system/cpu/online")).ok();
+    let mut cpus = online.as_deref().and_then(count_cpu_list);
+    if root == Path::new("/")
+        && let Ok(n) = std::thread::available_parallelism()
+    {
+        // Affinity and the cgroup quota, as the standard library reads them.
+        let n = u32::try_from(n.get()).unwrap_or(u32::MAX);
+        cpus = Some(cpus.map_or(n, |c| c.min(n)));
+    }
+    if let Ok(max) = std::fs::read_to_string(root.join("sys/fs/cgroup/cpu.max")) {
+        let mut it = max.split_whitespace();
+        if let (Some(Ok(quota)), Some(Ok(period))) =
+            (it.next().map(str::parse::<u64>), it.next().map(str::parse::<u64>))
+            && period > 0
+        {
+            let q = u32::try_from(quota.div_ceil(period)).unwrap_or(u32::MAX).max(1);
+            cpus = Some(cpus.map_or(q, |c| c.min(q)));
+        }
+    }
+    cpus.filter(|&c| c > 0)
+}
+
+/// How many CPUs a kernel CPU list names: `0-223`, `0-3,8-11`, `5`.
+fn count_cpu_list(list: &str) -> Option<u32> {
+    let mut n: u32 = 0;
+    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?),
+            None => {
+                let a = part.trim().parse::<u32>().ok()?;
+                (a, a)
+            }
+        };
+        n = n.checked_add(b.checked_sub(a)?.checked_add(1)?)?;
+    }
+    Some(n)
+}
+
 fn memory_total_mb(root: &Path) -> u64 {
     let Ok(text) = std::fs::read_to_string(root.join("proc/meminfo")) else {
         return 0;
@@ -275,4 +319,35 @@ fn hostname(root: &Path) -> String {
         .ok()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "localhost".to_string())
+}
+
+#[cfg(test)]
+mod cpu_tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_count_as_the_kernel_writes_them() {
+        assert_eq!(count_cpu_list("0-223\n"), Some(224));
+        assert_eq!(count_cpu_list("0-3,8-11"), Some(8));
+        assert_eq!(count_cpu_list("5"), Some(1));
+        assert_eq!(count_cpu_list("3-1"), None);
+        assert_eq!(count_cpu_list("x"), None);
+    }
+
+    #[test]
+    fn a_cgroup_quota_caps_the_online_cpus() {
+        let root = tempfile::tempdir().unwrap();
+        let cpu = root.path().join("sys/devices/system/cpu");
+        std::fs::create_dir_all(&cpu).unwrap();
+        std::fs::write(cpu.join("online"), "0-63\n").unwrap();
+        assert_eq!(usable_cpus(root.path()), Some(64));
+        let cg = root.path().join("sys/fs/cgroup");
+        std::fs::create_dir_all(&cg).unwrap();
+        std::fs::write(cg.join("cpu.max"), "max 100000\n").unwrap();
+        assert_eq!(usable_cpus(root.path()), Some(64));
+        std::fs::write(cg.join("cpu.max"), "750000 100000\n").unwrap();
+        assert_eq!(usable_cpus(root.path()), Some(8));
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(usable_cpus(empty.path()), None);
+    }
 }

@@ -66,6 +66,9 @@ fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
     if id.as_deref() == Some("") {
         dec.error(Code::EmptyNodeId, id_span, "a node's id is empty".into(), "empty id", None);
     }
+    if let Some(id) = &id {
+        crate::decode::no_control(dec, id, "node id", id_span);
+    }
     let discovered_by = t.optional(dec, "discovered_by", |dec, n| dec.string(n, "discovered_by"));
     let state = t.optional(dec, "state", |dec, n| {
         let s = dec.string(n, "state")?;
@@ -73,6 +76,7 @@ fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
     });
     let labels = t.optional(dec, "labels", |dec, n| dec.string_map(n, "labels"));
     let memory_total_mb = t.optional(dec, "memory_total_mb", |dec, n| dec.uint(n, "memory_total_mb", I64));
+    let cpus = t.optional(dec, "cpus", |dec, n| dec.uint(n, "cpus", U32));
     let engines = t.optional(dec, "engines", |dec, n| dec.string_map(n, "engines"));
     let weights = t.optional(dec, "weights", |dec, n| dec.string_list(n, "weights"));
     let disk = t.optional(dec, "disk", disk);
@@ -90,6 +94,7 @@ fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
         state: state.ok().flatten().unwrap_or(State::Ready),
         labels: pairs(labels.ok().flatten()),
         memory_total_mb: memory_total_mb.ok().flatten().unwrap_or(0),
+        cpus: cpus.ok().flatten().map(|c| c as u32),
         engines: engines.ok().flatten().map(|e| pairs(Some(e))),
         weights: weights.unwrap_or(Some(Vec::new())),
         disk: disk.ok().flatten(),
@@ -176,9 +181,17 @@ fn allocation(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<AllocPart> {
     let replica = t.required(dec, "replica", |dec, n| dec.uint(n, "replica", U32));
     let gpus = t.optional(dec, "gpus", |dec, n| dec.uint_list(n, "gpus", I64));
     let migs = t.optional(dec, "mig_devices", |dec, n| dec.uint_list(n, "mig_devices", I64));
+    let cpus = t.optional(dec, "cpus", |dec, n| {
+        dec.number_above(n, "cpus", true, "the CPUs the allocation holds, e.g. 16 or 0.5")
+    });
+    let profile = t.optional(dec, "profile", |dec, n| dec.string(n, "profile"));
     t.finish(dec, fields::names::<RawAlloc>());
     Some(AllocPart {
-        alloc: Allocation { model: model?, replica: replica? as u32, gpus: Vec::new(), mig_devices: Vec::new() },
+        alloc: Allocation {
+            cpus: cpus.ok()?,
+            profile: profile.ok()?,
+            ..Allocation::new(model?, replica? as u32, Vec::new(), Vec::new())
+        },
         gpus: gpus.ok()?.unwrap_or_default(),
         migs: migs.ok()?.unwrap_or_default(),
     })

@@ -93,7 +93,11 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
         Some(s) => State::parse(&s)?,
     };
     let in_range = |v: u64| v <= MAX;
-    if n.id.is_empty() || !in_range(n.memory_total_mb) || n.fabric.iter().any(|f| f.name.is_empty()) {
+    if n.id.is_empty()
+        || n.id.chars().any(char::is_control)
+        || !in_range(n.memory_total_mb)
+        || n.fabric.iter().any(|f| f.name.is_empty())
+    {
         return None;
     }
     if let Some(d) = &n.disk
@@ -144,18 +148,27 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
     let allocations = n
         .allocation
         .into_iter()
-        .map(|a| AllocPart {
-            alloc: Allocation { model: a.model, replica: a.replica, gpus: Vec::new(), mig_devices: Vec::new() },
-            gpus: a.gpus.into_iter().map(|g| (u64::from(g), Span::default())).collect(),
-            migs: a.mig_devices.into_iter().map(|m| (u64::from(m), Span::default())).collect(),
+        .map(|a| {
+            // A count that is not one sends the file to the spanned path.
+            let cpus_ok = a.cpus.is_none_or(|c| c.is_finite() && c >= 0.0);
+            cpus_ok.then(|| AllocPart {
+                alloc: Allocation {
+                    cpus: a.cpus,
+                    profile: a.profile,
+                    ..Allocation::new(a.model, a.replica, Vec::new(), Vec::new())
+                },
+                gpus: a.gpus.into_iter().map(|g| (u64::from(g), Span::default())).collect(),
+                migs: a.mig_devices.into_iter().map(|m| (u64::from(m), Span::default())).collect(),
+            })
         })
-        .collect();
+        .collect::<Option<Vec<_>>>()?;
     let mut node = Node {
         id: n.id,
         discovered_by: n.discovered_by,
         state,
         labels: n.labels.0,
         memory_total_mb: n.memory_total_mb,
+        cpus: n.cpus,
         engines: n.engines.map(|e| e.0),
         weights: n.weights,
         disk: n.disk.map(|d| Disk { path: d.path, free_bytes: d.free_bytes, total_bytes: d.total_bytes }),

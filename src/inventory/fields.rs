@@ -29,6 +29,8 @@ pub struct RawNode {
     #[serde(default)]
     pub memory_total_mb: u64,
     #[serde(default, deserialize_with = "some")]
+    pub cpus: Option<u32>,
+    #[serde(default, deserialize_with = "some")]
     pub engines: Option<UniqueMap>,
     #[serde(default, deserialize_with = "some")]
     pub weights: Option<Vec<String>>,
@@ -106,6 +108,10 @@ pub struct RawAlloc {
     pub gpus: Vec<u32>,
     #[serde(default)]
     pub mig_devices: Vec<u32>,
+    #[serde(default, deserialize_with = "some")]
+    pub cpus: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
+    pub profile: Option<String>,
 }
 
 fn yes() -> bool {

@@ -62,6 +62,9 @@ pub struct Node {
     pub labels: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "is_zero")]
     pub memory_total_mb: u64,
+    /// Logical CPUs that workloads may use; `None`: not reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<u32>,
     /// Engine -> version ("" when only its presence is known). Absent or
     /// empty, on a node not discovered by llmgw, means the node does not
     /// report engines (an older agent): never a reason to reject it.
@@ -180,6 +183,30 @@ pub struct Allocation {
     /// With one GPU in `gpus`: the MIG devices of that GPU it holds.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mig_devices: Vec<u32>,
+    /// The CPUs it holds (a pod's requests, a Slurm job's CPUs), when known.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "cpu_count")]
+    pub cpus: Option<f64>,
+    /// The catalog profile it runs, when the scheduler's record says so
+    /// (llmgw's labels and job comments carry it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+}
+
+impl Allocation {
+    /// What an import knows of a workload: who, which replica, which GPUs.
+    pub fn new(model: String, replica: u32, gpus: Vec<u32>, mig_devices: Vec<u32>) -> Allocation {
+        Allocation { model, replica, gpus, mig_devices, cpus: None, profile: None }
+    }
+}
+
+/// A CPU count as a whole number when it is one (`16`, not `16.0`), so a
+/// file written reads as it would be typed.
+fn cpu_count<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(c) if c.fract() == 0.0 && *c >= 0.0 && *c <= f64::from(u32::MAX) => s.serialize_u64(*c as u64),
+        Some(c) => s.serialize_f64(*c),
+        None => s.serialize_none(),
+    }
 }
 
 impl Node {

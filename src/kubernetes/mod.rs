@@ -233,6 +233,7 @@ fn node(
         state: state(k),
         labels: labels.clone(),
         memory_total_mb,
+        cpus: None,
         engines: None,
         weights: None,
         disk: None,
@@ -308,5 +309,5 @@ pub fn import(nodes: &Source, pods: Option<&Source>, settings: &Settings) -> Res
 }
 
 pub(crate) fn allocation(model: String, replica: u32, gpus: Vec<u32>, mig_devices: Vec<u32>) -> Allocation {
-    Allocation { model, replica, gpus, mig_devices }
+    Allocation::new(model, replica, gpus, mig_devices)
 }

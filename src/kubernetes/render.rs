@@ -132,7 +132,7 @@ pub const LWS: Launch = Launch { leader_address: "$LWS_LEADER_ADDRESS", rank: "$
 pub fn serve(p: &Profile, source: &str, nodes: u32, leader: bool, launch: &Launch) -> String {
     let tp = p.gpus_per_node.max(1);
     let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
-    let extra: String = p.args.iter().map(|a| format!(" {}", q(a))).collect();
+    let extra: String = p.serving.args.iter().map(|a| format!(" {}", q(a))).collect();
     let m = q(source);
     let (addr, rank) = (launch.leader_address, launch.rank);
     match p.engine.name {
@@ -279,7 +279,7 @@ fn object(p: &Placed, prof: &Profile, model_source: Option<&str>, inv: &Inventor
     let container = |leader: bool| Container {
         name: safe(prof.engine.name).replace('.', "-"),
         image: Some(
-            prof.image.clone().unwrap_or_else(|| default_image(prof.engine.name, !prof.cpu_only()).to_string()),
+            prof.serving.image.clone().unwrap_or_else(|| default_image(prof.engine.name, !prof.cpu_only()).to_string()),
         ),
         command: Some(vec!["sh".into(), "-c".into(), serve(prof, source, nodes, leader, &LWS)]),
         env: (!env.is_empty()).then(|| env.clone()),
@@ -363,8 +363,12 @@ pub fn hcas(p: &Placed) -> Vec<&str> {
 /// The profile's environment, and NCCL_IB_HCA with the placement's adapters.
 fn env(p: &Placed, prof: &Profile) -> Vec<EnvVar> {
     let hcas = hcas(p);
-    let mut env: Vec<EnvVar> =
-        prof.env.iter().map(|(k, v)| EnvVar { name: k.clone(), value: Some(v.clone()), ..EnvVar::default() }).collect();
+    let mut env: Vec<EnvVar> = prof
+        .serving
+        .env
+        .iter()
+        .map(|(k, v)| EnvVar { name: k.clone(), value: Some(v.clone()), ..EnvVar::default() })
+        .collect();
     if !hcas.is_empty() {
         env.push(EnvVar { name: "NCCL_IB_HCA".into(), value: Some(hcas.join(",")), ..EnvVar::default() });
     }

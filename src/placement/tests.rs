@@ -132,10 +132,15 @@ fn profile_strategy() -> impl Strategy<Value = GenProfile> {
         .prop_map(|(engine, class, gpus, nodes, priority, zone, memory_gb, (disk_gb, mig))| GenProfile {
             // A GPU-only engine needs a class; keep the catalog valid. A MIG
             // profile is one device: one GPU, one node, a class.
-            engine: if class.is_none() && mig.is_none() { 2 } else { engine },
+            // llama.cpp serves from one node: a multi-node profile uses vLLM.
+            engine: match (class.is_none() && mig.is_none(), engine == 2 && nodes > 1) {
+                (true, _) => 2,
+                (false, true) => 0,
+                (false, false) => engine,
+            },
             class: if mig.is_some() { Some(class.unwrap_or(1)) } else { class },
             gpus: if mig.is_some() { 1 } else { gpus },
-            nodes: if mig.is_some() { 1 } else { nodes },
+            nodes: if mig.is_some() || (class.is_none() && mig.is_none()) { 1 } else { nodes },
             mig,
             priority,
             zone,

@@ -201,6 +201,7 @@ fn node(input: &Input<'_>, r: &Record, settings: &Settings, warnings: &mut Vec<D
         state: st,
         labels,
         memory_total_mb: r.real_memory,
+        cpus: None,
         engines: None,
         weights: None,
         disk: None,

@@ -69,7 +69,7 @@ fn script(p: &Placed, prof: &Profile, model_source: Option<&str>, inv: &Inventor
         let _ = writeln!(t, "# Planned GPUs on {}: {}", a.node, crate::report::join(&a.gpus));
     }
     t.push_str("set -euo pipefail\n");
-    for (k, v) in &prof.env {
+    for (k, v) in &prof.serving.env {
         let _ = writeln!(t, "export {k}={}", quote(v));
     }
     let hcas = hcas(p);

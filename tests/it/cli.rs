@@ -387,3 +387,33 @@ fn capacity_on_the_example_fleet() {
     assert_eq!(code(&out), 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean `dgx-h100`?"), "{}", transcript(&out));
 }
+
+#[test]
+fn cpus_and_allocation_profiles_survive_a_merge_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "n.toml",
+        "[[node]]\nid = \"n1\"\ncpus = 96\n[[node.gpu]]\nindex = 0\nname = \"NVIDIA H100 80GB HBM3\"\n\
+         [[node.allocation]]\nmodel = \"m\"\nreplica = 0\ngpus = [0]\ncpus = 12\nprofile = \"tp1\"\n\
+         [[node.allocation]]\nmodel = \"pod:ns/x\"\nreplica = 0\ncpus = 0.5\n",
+    );
+    for ext in ["toml", "json", "yaml"] {
+        let out_file = dir.path().join(format!("out.{ext}"));
+        let out = run(&["inventory", "merge", f.to_str().unwrap(), "-o", out_file.to_str().unwrap()]);
+        assert_eq!(code(&out), 0, "{}", transcript(&out));
+        let back = run(&["nodes", "-i", out_file.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(code(&back), 0, "{}", transcript(&back));
+        let text = std::fs::read_to_string(&out_file).unwrap();
+        assert!(text.contains("96") && text.contains("tp1") && text.contains("0.5"), "{ext}: {text}");
+        assert!(!text.contains("12.0"), "a whole CPU count is written whole: {text}");
+    }
+    let bad = write(
+        dir.path(),
+        "bad.toml",
+        "[[node]]\nid = \"n1\"\n[[node.allocation]]\nmodel = \"m\"\nreplica = 0\ncpus = -1\n",
+    );
+    let out = run(&["nodes", "-i", bad.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.toml:6:8"), "{}", transcript(&out));
+}

@@ -108,3 +108,5 @@ fn nothing_is_half_written_when_merge_fails() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "# the old inventory\n");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp file left behind");
 }
+
+snap!(serving_fields_that_would_break_a_script, ["lint", "tests/data/bad/serving-fields.toml"], 1);

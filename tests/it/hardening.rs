@@ -142,17 +142,20 @@ fn control_characters_from_input_are_escaped_in_human_output() {
     let f = write(
         dir.path(),
         "evil.toml",
-        "[[node]]\nid = \"gpu\\u001b]0;pwned\\u0007-01\"\nlabels = { zone = \"\\u001b[31mred\" }\nengines = { vllm = \"0.6\\u001b[2J\" }\n",
+        "[[node]]\nid = \"gpu-01\"\nlabels = { zone = \"\\u001b]0;pwned\\u0007red\" }\nengines = { vllm = \"0.6\\u001b[2J\" }\n",
     );
     let out = run(&["nodes", "--inventory", f.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let text = stdout(&out);
     assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
-    assert!(text.contains("gpu\\x1b]0;pwned\\x07-01"), "{text}");
+    assert!(text.contains("\\x1b]0;pwned\\x07red"), "{text}");
     // Diagnostics too, excerpt and message alike.
     let f = write(dir.path(), "evil-state.toml", "[[node]]\nid = \"a\"\nstate = \"\\u001b[31mred\"\n");
     let raw = write(dir.path(), "raw.yaml", "node:\n  - id: \"a\"\n    state: \"\x1b[31mred\x07\"\n");
-    for f in [f, raw] {
+    // An id is written into scripts and file names: a control character
+    // in one is refused at load, and the refusal is escaped too.
+    let id = write(dir.path(), "evil-id.toml", "[[node]]\nid = \"gpu\\u001b]0;pwned\\u0007-01\"\n");
+    for f in [f, raw, id] {
         let out = run(&["nodes", "--inventory", f.to_str().unwrap()]);
         assert_eq!(code(&out), 2, "{}", transcript(&out));
         let err = stderr(&out);

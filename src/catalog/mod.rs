@@ -1,11 +1,20 @@
 //! Catalogs: which models to run, how many replicas, and the profiles (engine,
 //! GPU class, shape) each replica may be placed with.
 
-use crate::decode::{Decoder, MapEntry};
+use crate::decode::Decoder;
 use crate::diag::{Code, Diag, Source, suggest};
 use crate::doc::{self, Span};
-use crate::engines::{self, Engine};
+use crate::engines::Engine;
 use crate::inventory::normalize_class;
+
+mod fleet;
+mod values;
+
+pub use fleet::fleet_checks;
+use values::{
+    at_least_one, engine_spans, env_names, gpu_engine_has_class, gpus_in_range, known_engine, nodes_in_range,
+    selector_entries,
+};
 
 #[derive(Debug)]
 pub struct Catalog {
@@ -22,6 +31,8 @@ pub struct Model {
     /// `None` when the catalog does not say.
     pub weight_bytes: Option<f64>,
     pub replicas: u32,
+    /// How many of its replicas one node may hold (at least 1).
+    pub replicas_per_node: u32,
     pub profiles: Vec<Profile>,
 }
 
@@ -46,13 +57,28 @@ pub struct Profile {
     pub min_disk_span: Span,
     /// One MIG device of this profile ("1g.10gb") instead of whole GPUs.
     pub mig_profile: Option<String>,
-    /// For render: the container image, extra engine arguments and
-    /// environment (sorted by name).
-    pub image: Option<String>,
-    pub args: Vec<String>,
-    pub env: Vec<(String, String)>,
+    /// What render needs to start the engine; placement never reads it.
+    pub serving: Serving,
     /// The profile's own source, else the model's.
     pub source: Option<String>,
+}
+
+/// A profile's fields for render: how its engine is started and what it is given.
+#[derive(Debug, Default)]
+pub struct Serving {
+    /// The container image; `None`: the engine's default.
+    pub image: Option<String>,
+    /// Extra engine arguments.
+    pub args: Vec<String>,
+    /// Extra environment, sorted by name; names are POSIX identifiers.
+    pub env: Vec<(String, String)>,
+    /// The port the server listens on; `None`: the engine's default.
+    pub port: Option<u16>,
+    /// CPUs and host memory (GiB) per node; `None`: the node's share.
+    pub cpus: Option<u32>,
+    pub memory_gb: Option<u64>,
+    /// /dev/shm on Kubernetes, GiB; `None`: 16.
+    pub shm_gb: Option<u64>,
 }
 
 impl Profile {
@@ -71,7 +97,8 @@ pub const MAX_GPUS_PER_NODE: u64 = 64;
 const MAX_REPLICAS: u64 = 1_000_000;
 
 const ROOT_FIELDS: &[&str] = &["model"];
-const MODEL_FIELDS: &[&str] = &["name", "source", "replicas", "params_b", "dtype", "weights_gb", "profile"];
+const MODEL_FIELDS: &[&str] =
+    &["name", "source", "replicas", "replicas_per_node", "params_b", "dtype", "weights_gb", "profile"];
 
 /// Weight types and their bytes per parameter.
 pub const DTYPES: &[(&str, f64)] =
@@ -91,6 +118,10 @@ const PROFILE_FIELDS: &[&str] = &[
     "image",
     "args",
     "env",
+    "port",
+    "cpus",
+    "memory_gb",
+    "shm_gb",
 ];
 
 /// Parses and checks a catalog. The catalog comes back only when no error
@@ -140,6 +171,21 @@ fn model(dec: &mut Decoder, node: &doc::Node<'_>) -> Option<Model> {
         Some(n) => dec.uint(n, "replicas", MAX_REPLICAS).map(|v| v as u32),
         None => Some(1),
     };
+    let per_node = t.optional(dec, "replicas_per_node", |dec, n| {
+        let v = dec.uint(n, "replicas_per_node", u64::from(u32::MAX))?;
+        if v == 0 {
+            let help = "1 (the default) keeps every replica on its own node; 2 or more lets small models share one";
+            dec.error(
+                Code::OutOfRange,
+                n.span,
+                "`replicas_per_node` must be at least 1".into(),
+                "0",
+                Some(help.into()),
+            );
+            return None;
+        }
+        Some(v as u32)
+    });
     let params_b = t.optional(dec, "params_b", |dec, n| dec.positive(n, "params_b"));
     let dtype = t.optional(dec, "dtype", |dec, n| {
         let d = dec.string(n, "dtype")?;
@@ -173,14 +219,15 @@ fn model(dec: &mut Decoder, node: &doc::Node<'_>) -> Option<Model> {
     {
         dec.error(Code::MissingField, name_span, "a model's name is empty".into(), "empty", None);
     }
-    let (name, replicas) = (name?, replicas?);
+    let name = name.filter(|n| crate::decode::no_control(dec, n, "model name", name_span));
+    let (name, replicas, replicas_per_node) = (name?, replicas?, per_node.ok()?.unwrap_or(1));
     // weights_gb (10^9 bytes) wins; else parameters times bytes per parameter.
     let weight_bytes = match (weights_gb.ok()?, params_b.ok()?, dtype.ok()?) {
         (Some(gb), _, _) => Some(gb * 1e9),
         (None, Some(b), d) => Some(b * 1e9 * d.unwrap_or(2.0)),
         (None, None, _) => None,
     };
-    profiles_ok.then_some(Model { name, name_span, source, weight_bytes, replicas, profiles })
+    profiles_ok.then_some(Model { name, name_span, source, weight_bytes, replicas, replicas_per_node, profiles })
 }
 
 fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) -> Option<Profile> {
@@ -202,18 +249,20 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
     let source = t.get("source").and_then(|n| dec.string(n, "source"));
     let mig_node = t.get("mig_profile");
     let mig_profile = mig_node.and_then(|n| dec.string(n, "mig_profile"));
-    let image = t.optional(dec, "image", |dec, n| dec.string(n, "image"));
-    let args = t.optional(dec, "args", |dec, n| dec.string_list(n, "args"));
-    let env = t.optional(dec, "env", |dec, n| dec.string_map(n, "env"));
+    let serving = serving(dec, &mut t);
     let span = t.span;
     // A misspelt field (`gpu_clas`) should not also read as a missing one.
     let misspelt = t.finish(dec, PROFILE_FIELDS) > 0;
 
     let engine_span = engine_node.map_or(span, |n| n.span);
     let engine = engine_name.and_then(|e| known_engine(dec, &e, engine_span));
+    let name_span = name_node.map_or(span, |n| n.span);
+    let mut ok = !misspelt;
+    if let Some(name) = &name {
+        ok &= crate::decode::no_control(dec, name, "profile name", name_span);
+    }
     let class_span = class_node.map_or(span, |n| n.span);
     let gpu_class = class.map(|c| normalize_class(&c));
-    let mut ok = !misspelt;
     if gpu_class.as_deref().is_some_and(str::is_empty) {
         dec.error(Code::WrongType, class_span, "`gpu_class` is empty".into(), "no class left after normalising", None);
         ok = false;
@@ -225,6 +274,9 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         Some(n) => dec.int(n, "nodes").and_then(|v| nodes_in_range(dec, v, n.span)),
         None => Some(1),
     };
+    if let (Some(engine), Some(k), Some(n)) = (engine, nodes, nodes_node) {
+        ok &= engine_spans(dec, engine, k, n.span);
+    }
     let gpus_per_node = match gpus_node {
         Some(n) => {
             dec.int(n, "gpus_per_node").and_then(|v| gpus_in_range(dec, v, n.span, gpu_class.is_some(), &mut ok))
@@ -256,7 +308,7 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
     }
     Some(Profile {
         name: name?,
-        name_span: name_node.map_or(span, |n| n.span),
+        name_span,
         engine: engine?,
         engine_span,
         gpu_class,
@@ -271,111 +323,46 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         min_disk_span: disk_node.map_or(span, |n| n.span),
         mig_profile,
         source: source.or_else(|| model_source.map(str::to_owned)),
-        image: image.ok()?,
-        args: args.ok()?.unwrap_or_default(),
-        env: {
-            let mut env: Vec<(String, String)> =
-                env.ok()?.unwrap_or_default().into_iter().map(|e| (e.key, e.value)).collect();
-            env.sort();
-            env
-        },
+        serving: serving?,
     })
 }
 
-/// The engine a catalog names, or a report that llmgw knows no such engine.
-fn known_engine(dec: &mut Decoder, name: &str, span: Span) -> Option<&'static engines::Engine> {
-    let found = engines::find(name);
-    if found.is_none() {
-        let help = suggest(name, engines::names(), "known engines");
-        dec.error(
-            Code::UnknownEngine,
-            span,
-            format!("unknown engine `{name}`"),
-            "not an engine llmgw knows",
-            Some(help),
-        );
-    }
-    found
-}
-
-/// A GPU-only engine needs a `gpu_class`; false (and a report) when missing.
-fn gpu_engine_has_class(dec: &mut Decoder, engine: &engines::Engine, span: Span) -> bool {
-    if engine.cpu_capable {
-        return true;
-    }
-    let cpu: Vec<_> = engines::ENGINES.iter().filter(|e| e.cpu_capable).map(|e| e.name).collect();
-    dec.error(
-        Code::GpuClassRequired,
-        span,
-        format!("{} needs a GPU, but this profile has no `gpu_class`", engine.name),
-        "GPU-only engine",
-        Some(format!("add `gpu_class = \"...\"`, or use a CPU-capable engine ({})", cpu.join(", "))),
-    );
-    false
-}
-
-fn nodes_in_range(dec: &mut Decoder, n: i64, span: Span) -> Option<u32> {
-    if (1..=MAX_NODES as i64).contains(&n) {
-        return Some(n as u32);
-    }
-    dec.error(
-        Code::NodesRange,
-        span,
-        format!("`nodes` must be between 1 and {MAX_NODES}, found {n}"),
-        "out of range",
-        Some("a replica spans at least one node".into()),
-    );
-    None
-}
-
-/// `gpus_per_node` of a GPU profile; on a CPU-only one it is ignored (0),
-/// but a negative number is still a typo worth pointing at.
-fn gpus_in_range(dec: &mut Decoder, g: i64, span: Span, gpu: bool, ok: &mut bool) -> Option<u32> {
-    if !gpu {
-        if g < 0 {
-            let message = format!("`gpus_per_node` must not be negative, found {g}");
-            dec.error(Code::GpusPerNodeRange, span, message, "out of range", None);
-            *ok = false;
+/// The render-only fields of a profile; `None` when one is unusable.
+fn serving(dec: &mut Decoder, t: &mut crate::decode::Table<'_, '_>) -> Option<Serving> {
+    let image = t.optional(dec, "image", |dec, n| dec.string(n, "image"));
+    let args = t.optional(dec, "args", |dec, n| dec.string_list(n, "args"));
+    let env = t.optional(dec, "env", |dec, n| dec.string_map(n, "env"));
+    let port = t.optional(dec, "port", |dec, n| {
+        let v = dec.uint(n, "port", u64::from(u16::MAX))?;
+        if v == 0 {
+            dec.error(Code::OutOfRange, n.span, "`port` must be between 1 and 65535".into(), "0", None);
+            return None;
         }
-        return Some(0);
-    }
-    if (1..=MAX_GPUS_PER_NODE as i64).contains(&g) {
-        return Some(g as u32);
-    }
-    dec.error(
-        Code::GpusPerNodeRange,
-        span,
-        format!("`gpus_per_node` must be between 1 and {MAX_GPUS_PER_NODE} on a GPU profile, found {g}"),
-        "out of range",
-        Some("omit `gpu_class` for a CPU-only profile instead".into()),
-    );
-    None
-}
-
-/// A node selector, sorted by key; an empty key or value is reported.
-fn selector_entries(dec: &mut Decoder, entries: Vec<MapEntry>, ok: &mut bool) -> Option<Vec<(String, String)>> {
-    for MapEntry { key, key_span, value, value_span } in &entries {
-        let bad = if key.is_empty() {
-            Some((*key_span, "empty label key"))
-        } else if value.is_empty() {
-            Some((*value_span, "empty label value"))
-        } else {
-            None
-        };
-        if let Some((s, what)) = bad {
-            dec.error(
-                Code::EmptyLabel,
-                s,
-                format!("node_selector has an {what}"),
-                what,
-                Some("a selector entry needs a key and a value: `zone = \"a\"`".into()),
-            );
-            *ok = false;
+        Some(v as u16)
+    });
+    let cpus = t.optional(dec, "cpus", |dec, n| at_least_one(dec, n, "cpus", u64::from(u32::MAX)).map(|v| v as u32));
+    let memory_gb = t.optional(dec, "memory_gb", |dec, n| at_least_one(dec, n, "memory_gb", u64::MAX >> 31));
+    let shm_gb = t.optional(dec, "shm_gb", |dec, n| at_least_one(dec, n, "shm_gb", u64::MAX >> 31));
+    let env = match env.ok()? {
+        None => Vec::new(),
+        Some(entries) => {
+            if !env_names(dec, &entries) {
+                return None;
+            }
+            let mut env: Vec<(String, String)> = entries.into_iter().map(|e| (e.key, e.value)).collect();
+            env.sort();
+            env
         }
-    }
-    let mut sel: Vec<_> = entries.into_iter().map(|e| (e.key, e.value)).collect();
-    sel.sort();
-    Some(sel)
+    };
+    Some(Serving {
+        image: image.ok()?,
+        args: args.ok()?.unwrap_or_default(),
+        env,
+        port: port.ok()?,
+        cpus: cpus.ok()?,
+        memory_gb: memory_gb.ok()?,
+        shm_gb: shm_gb.ok()?,
+    })
 }
 
 fn cross_checks(dec: &mut Decoder, models: &[Model]) {
@@ -434,79 +421,4 @@ fn cross_checks(dec: &mut Decoder, models: &[Model]) {
             dec.push(d);
         }
     }
-}
-
-/// Warnings that need a fleet: a class nobody has, a shape nobody can hold,
-/// an engine nobody has installed.
-pub fn fleet_checks(cat: &Catalog, inv: &crate::inventory::Inventory) -> Vec<Diag> {
-    use std::collections::{BTreeMap, BTreeSet};
-    let mut most_per_class: BTreeMap<&str, u32> = BTreeMap::new();
-    let mut engines_seen: BTreeSet<&str> = BTreeSet::new();
-    let mut any_reports_engines = false;
-    for n in &inv.nodes {
-        let mut per_class: BTreeMap<&str, u32> = BTreeMap::new();
-        for g in &n.gpus {
-            *per_class.entry(g.class.as_str()).or_default() += 1;
-        }
-        for (c, k) in per_class {
-            let e = most_per_class.entry(c).or_default();
-            *e = (*e).max(k);
-        }
-        if n.reports_engines() {
-            any_reports_engines = true;
-            engines_seen.extend(n.engine_names());
-        }
-    }
-    let mut out = Vec::new();
-    for m in &cat.models {
-        for p in &m.profiles {
-            if let Some(class) = &p.gpu_class {
-                match most_per_class.get(class.as_str()) {
-                    None => {
-                        let help = if most_per_class.is_empty() {
-                            "the inventory has no GPUs at all".to_string()
-                        } else {
-                            suggest(class, most_per_class.keys().copied(), "the inventory's classes are")
-                        };
-                        out.push(
-                            Diag::warning(
-                                Code::UnknownGpuClass,
-                                format!("no node has a `{class}` GPU (profile `{}` of `{}`)", p.name, m.name),
-                            )
-                            .at(&cat.src, p.class_span, "no such class in the fleet")
-                            .help(help),
-                        );
-                    }
-                    Some(&most) if most < p.gpus_per_node => {
-                        out.push(
-                            Diag::warning(
-                                Code::NeverFits,
-                                format!(
-                                    "profile `{}` of `{}` needs {} `{class}` GPUs per node, but no node has more than {most}",
-                                    p.name, m.name, p.gpus_per_node
-                                ),
-                            )
-                            .at(&cat.src, p.class_span, "no node is this big")
-                            .help("lower gpus_per_node and raise nodes, or add bigger nodes"),
-                        );
-                    }
-                    Some(_) => {}
-                }
-            }
-            if any_reports_engines && !engines_seen.contains(p.engine.name) {
-                out.push(
-                    Diag::warning(
-                        Code::EngineNowhere,
-                        format!(
-                            "no node that reports its engines has {} installed (profile `{}` of `{}`)",
-                            p.engine.name, p.name, m.name
-                        ),
-                    )
-                    .at(&cat.src, p.engine_span, "installed nowhere")
-                    .help("only nodes that report no engines at all (older agents) could take this profile"),
-                );
-            }
-        }
-    }
-    out
 }
