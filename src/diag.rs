@@ -80,6 +80,22 @@ codes! {
     GpusAssumed => "llmgw::kubernetes::gpus-assumed", "pods holding GPUs without saying which";
     SlurmGres => "llmgw::slurm::gres", "a Gres or GresUsed string llmgw cannot read";
     Hostlist => "llmgw::slurm::hostlist", "a malformed hostlist expression or topology file";
+    EmptyInput => "llmgw::import::empty-input", "an import given no input at all: an empty file or standard input";
+    TooManyProblems => "llmgw::import::too-many-problems", "an import that stopped collecting problems at 100";
+    TooManyGpus => "llmgw::import::too-many-gpus", "more than 1024 GPUs on a node, or more than 7 MIG devices on a GPU";
+    OverSubscribed => "llmgw::import::over-subscribed", "workloads that hold more GPUs or MIG devices than the node has";
+    Unloadable => "llmgw::import::unloadable", "an imported inventory that llmgw's own loader refuses (a bug in the import)";
+    GpuAnnotation => "llmgw::kubernetes::gpus-annotation", "an llmgw.io/gpus or llmgw.io/mig-devices annotation that cannot be what the pod holds";
+    MigResources => "llmgw::kubernetes::mig-resources", "MIG labels that disagree with the MIG resources a node advertises";
+    SlurmNoState => "llmgw::slurm::no-state", "a Slurm node with no state, which llmgw will not take as ready";
+    CpusFull => "llmgw::slurm::cpus-full", "a node whose CPUs are all allocated, so its free GPUs can start nothing";
+    MigGres => "llmgw::slurm::mig-gres", "MIG devices in a node's gres, put on GPUs that Slurm does not list";
+    TwoSwitches => "llmgw::slurm::two-switches", "a node under two leaf switches of the topology";
+    UnmatchedTopology => "llmgw::slurm::unmatched-topology", "topology names that match no imported node or switch";
+    TopologyCycle => "llmgw::slurm::topology-cycle", "switches that are their own ancestors in the topology";
+    SlurmJob => "llmgw::slurm::job", "a job record or llmgw job comment that llmgw cannot read";
+    JobOnUnknownNode => "llmgw::slurm::job-on-unknown-node", "a job on a node the node list lacks";
+    PendingWithoutNode => "llmgw::slurm::pending-without-node", "a pending llmgw job that names no node, so it cannot be counted";
     TooLarge => "llmgw::io::too-large", "an input file over the size ceiling (--max-input-bytes)";
     RelativePath => "llmgw::engines::relative-path", "a relative PATH entry, ignored when looking for engines";
 }

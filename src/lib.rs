@@ -15,6 +15,7 @@ pub mod doc;
 pub mod engine_check;
 pub mod engines;
 pub mod fit;
+pub mod import;
 pub mod input;
 pub mod inventory;
 pub mod kubernetes;

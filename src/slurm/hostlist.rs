@@ -5,53 +5,122 @@
 
 /// The most names one expression may stand for, so a typo such as
 /// `n[1-999999999]` is an error rather than an exhausted machine.
-pub const MAX_NAMES: usize = 1 << 20;
+pub const MAX_NAMES: usize = crate::import::MAX_NAMES as usize;
 
-/// Every name of a hostlist expression, in order; or why it is malformed.
-pub fn expand(expr: &str) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
+/// One piece of a term: literal text, or the ranges of one bracket group
+/// (`lo`, `hi`, width of `lo`).
+enum Piece<'a> {
+    Lit(&'a str),
+    Ranges(Vec<(u64, u64, usize)>),
+}
+
+/// An expression read but not expanded: its terms, each a run of pieces.
+pub struct Hostlist<'a> {
+    terms: Vec<Vec<Piece<'a>>>,
+}
+
+/// Reads an expression without expanding it: syntax only.
+pub fn parse(expr: &str) -> Result<Hostlist<'_>, String> {
+    let mut terms = Vec::new();
     for term in split_top(expr)? {
         if term.is_empty() {
             return Err(format!("`{expr}` has an empty name between commas"));
         }
-        let mut names = vec![String::new()];
+        let mut pieces = Vec::new();
         let mut rest = term;
         while !rest.is_empty() {
-            match rest.find('[') {
-                None => {
-                    if rest.contains(']') {
-                        return Err(format!("`{term}` has a `]` with no `[`"));
-                    }
-                    names.iter_mut().for_each(|n| n.push_str(rest));
-                    rest = "";
+            let Some(open) = rest.find('[') else {
+                if rest.contains(']') {
+                    return Err(format!("`{term}` has a `]` with no `[`"));
                 }
-                Some(open) => {
-                    let lit = &rest[..open];
-                    if lit.contains(']') {
-                        return Err(format!("`{term}` has a `]` with no `[`"));
-                    }
-                    let close = rest[open..]
-                        .find(']')
-                        .map(|c| open + c)
-                        .ok_or_else(|| format!("`{term}` has an unclosed `[`"))?;
-                    let suffixes = ranges(&rest[open + 1..close], term)?;
-                    if names.len().saturating_mul(suffixes.len()) + out.len() > MAX_NAMES {
-                        return Err(format!("`{expr}` stands for more than {MAX_NAMES} names"));
-                    }
-                    let mut next = Vec::with_capacity(names.len() * suffixes.len());
-                    for n in &names {
-                        for s in &suffixes {
-                            next.push(format!("{n}{lit}{s}"));
+                pieces.push(Piece::Lit(rest));
+                break;
+            };
+            let lit = &rest[..open];
+            if lit.contains(']') {
+                return Err(format!("`{term}` has a `]` with no `[`"));
+            }
+            let close =
+                rest[open..].find(']').map(|c| open + c).ok_or_else(|| format!("`{term}` has an unclosed `[`"))?;
+            pieces.push(Piece::Lit(lit));
+            pieces.push(Piece::Ranges(ranges(&rest[open + 1..close], term)?));
+            rest = &rest[close + 1..];
+        }
+        terms.push(pieces);
+    }
+    Ok(Hostlist { terms })
+}
+
+impl Hostlist<'_> {
+    /// How many names the expression stands for, counted without writing
+    /// one out (saturating: a count past `u64` is simply too many).
+    pub fn count(&self) -> u64 {
+        self.terms.iter().fold(0u64, |total, term| {
+            let n = term.iter().fold(1u64, |n, p| match p {
+                Piece::Lit(_) => n,
+                Piece::Ranges(r) => {
+                    n.saturating_mul(r.iter().fold(0u64, |k, (a, b, _)| k.saturating_add((b - a).saturating_add(1))))
+                }
+            });
+            total.saturating_add(n)
+        })
+    }
+
+    /// Every name, in order. Only called once `count` is known to be small.
+    fn names(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for term in &self.terms {
+            let mut names = vec![String::new()];
+            for p in term {
+                match p {
+                    Piece::Lit(l) => names.iter_mut().for_each(|n| n.push_str(l)),
+                    Piece::Ranges(r) => {
+                        let mut next = Vec::new();
+                        for n in &names {
+                            for &(a, b, width) in r {
+                                next.extend((a..=b).map(|k| format!("{n}{k:0width$}")));
+                            }
                         }
+                        names = next;
                     }
-                    names = next;
-                    rest = &rest[close + 1..];
                 }
             }
+            out.extend(names);
         }
-        out.extend(names);
+        out
     }
-    Ok(out)
+}
+
+/// Every name of a hostlist expression, in order; or why it is malformed.
+/// The names are counted before any is written out: more than `MAX_NAMES`
+/// is an error, whatever the size of the text.
+pub fn expand(expr: &str) -> Result<Vec<String>, String> {
+    expand_within(expr, MAX_NAMES as u64)
+}
+
+/// As `expand`, within a budget of names (what is left of a file's).
+pub fn expand_within(expr: &str, budget: u64) -> Result<Vec<String>, String> {
+    let list = parse(expr)?;
+    let n = list.count();
+    if n > budget.min(MAX_NAMES as u64) {
+        return Err(too_many(expr, n, budget.min(MAX_NAMES as u64)));
+    }
+    Ok(list.names())
+}
+
+/// Why an expression is refused: it stands for `n` names, past the `left`
+/// that remain of the `MAX_NAMES` one file may expand to.
+pub fn too_many(expr: &str, n: u64, left: u64) -> String {
+    let shown: String = expr.chars().take(60).collect();
+    let cut = if shown.len() < expr.len() { "..." } else { "" };
+    let n = if n == u64::MAX { "more than 18446744073709551615".to_string() } else { n.to_string() };
+    if left >= MAX_NAMES as u64 {
+        format!("`{shown}{cut}` stands for {n} names, more than the {MAX_NAMES} llmgw expands")
+    } else {
+        format!(
+            "`{shown}{cut}` stands for {n} names; with the names before it, more than the {MAX_NAMES} llmgw expands in one file"
+        )
+    }
 }
 
 /// The terms of a list: split at the commas outside brackets.
@@ -68,7 +137,7 @@ fn split_top(expr: &str) -> Result<Vec<&str>, String> {
                 terms.push(&expr[start..i]);
                 start = i + 1;
             }
-            c if c.is_whitespace() => return Err(format!("`{expr}` has a space in it")),
+            c if c.is_whitespace() || c.is_control() => return Err(format!("`{expr}` has a space in it")),
             _ => {}
         }
     }
@@ -79,8 +148,8 @@ fn split_top(expr: &str) -> Result<Vec<&str>, String> {
     Ok(terms)
 }
 
-/// The strings inside one pair of brackets: `01-03,7` -> 01 02 03 7.
-fn ranges(inner: &str, term: &str) -> Result<Vec<String>, String> {
+/// The ranges inside one pair of brackets: `01-03,7` -> (1, 3, 2), (7, 7, 1).
+fn ranges(inner: &str, term: &str) -> Result<Vec<(u64, u64, usize)>, String> {
     let mut out = Vec::new();
     for part in inner.split(',') {
         let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
@@ -93,11 +162,11 @@ fn ranges(inner: &str, term: &str) -> Result<Vec<String>, String> {
         if a > b {
             return Err(format!("`{term}`: the range `{part}` runs backwards"));
         }
-        if b - a >= MAX_NAMES as u64 {
-            return Err(format!("`{term}` stands for more than {MAX_NAMES} names"));
+        // A width past this is no host name; it would only make long strings.
+        if lo.len() > 20 {
+            return Err(too_big());
         }
-        let width = lo.len();
-        out.extend((a..=b).map(|n| format!("{n:0width$}")));
+        out.push((a, b, lo.len()));
     }
     Ok(out)
 }
@@ -122,6 +191,24 @@ mod tests {
         {
             assert!(expand(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn names_are_counted_before_any_is_written() {
+        // 200 ranges of a million each: 200 million names, refused at once.
+        let inner: Vec<String> =
+            (0..200u64).map(|i| format!("{}-{}", i * 1_000_000, i * 1_000_000 + 999_999)).collect();
+        let expr = format!("n[{}]", inner.join(","));
+        assert_eq!(parse(&expr).unwrap().count(), 200_000_000);
+        assert!(expand(&expr).unwrap_err().contains("200000000 names"), "{}", expand(&expr).unwrap_err());
+        // Groups multiply: 10^6 x 10^6 saturates nothing and is refused.
+        assert!(expand("a[1-1000000]b[1-1000000]").is_err());
+        assert_eq!(parse("a[0-18446744073709551615]b[0-9]").unwrap().count(), u64::MAX);
+        assert_eq!(
+            expand_within("n[1-10]", 9).unwrap_err(),
+            "`n[1-10]` stands for 10 names; with the names before it, more than the 1048576 llmgw expands in one file"
+        );
+        assert_eq!(expand_within("n[1-10]", 10).unwrap().len(), 10);
     }
 
     /// One bracketed group of a generated expression, and the names it
