@@ -185,11 +185,13 @@ fn allocation(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<AllocPart> {
         dec.number_above(n, "cpus", true, "the CPUs the allocation holds, e.g. 16 or 0.5")
     });
     let profile = t.optional(dec, "profile", |dec, n| dec.string(n, "profile"));
+    let pending = t.optional(dec, "pending", |dec, n| dec.boolean(n, "pending"));
     t.finish(dec, fields::names::<RawAlloc>());
     Some(AllocPart {
         alloc: Allocation {
             cpus: cpus.ok()?,
             profile: profile.ok()?,
+            pending: pending.ok()?.unwrap_or(false),
             ..Allocation::new(model?, replica? as u32, Vec::new(), Vec::new())
         },
         gpus: gpus.ok()?.unwrap_or_default(),

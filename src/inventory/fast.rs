@@ -155,6 +155,7 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
                 alloc: Allocation {
                     cpus: a.cpus,
                     profile: a.profile,
+                    pending: a.pending,
                     ..Allocation::new(a.model, a.replica, Vec::new(), Vec::new())
                 },
                 gpus: a.gpus.into_iter().map(|g| (u64::from(g), Span::default())).collect(),

@@ -112,6 +112,8 @@ pub struct RawAlloc {
     pub cpus: Option<f64>,
     #[serde(default, deserialize_with = "some")]
     pub profile: Option<String>,
+    #[serde(default)]
+    pub pending: bool,
 }
 
 fn yes() -> bool {

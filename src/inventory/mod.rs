@@ -190,12 +190,21 @@ pub struct Allocation {
     /// (llmgw's labels and job comments carry it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
+    /// The replica is submitted but waits for its resources (a pending
+    /// Slurm job): it exists, so no second copy is started, and holds
+    /// nothing yet (`gpus = []`).
+    #[serde(skip_serializing_if = "is_false")]
+    pub pending: bool,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 impl Allocation {
     /// What an import knows of a workload: who, which replica, which GPUs.
     pub fn new(model: String, replica: u32, gpus: Vec<u32>, mig_devices: Vec<u32>) -> Allocation {
-        Allocation { model, replica, gpus, mig_devices, cpus: None, profile: None }
+        Allocation { model, replica, gpus, mig_devices, cpus: None, profile: None, pending: false }
     }
 }
 
