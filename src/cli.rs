@@ -246,6 +246,9 @@ pub struct SlurmImportArgs {
     /// A feature prefix naming the node's fabric, when there is no topology (`ib-` for a feature `ib-east`)
     #[arg(long, value_name = "PREFIX")]
     pub fabric_feature: Option<String>,
+    /// The output of `squeue --json` or `scontrol -d show job -o`: llmgw's jobs become its replicas, others stay busy
+    #[arg(long, value_name = "JOBS")]
+    pub jobs: Option<PathBuf>,
     /// Write here (atomically) instead of stdout; the format follows the extension
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -259,7 +262,7 @@ pub struct KubernetesImportArgs {
     /// The output of `kubectl get nodes -o json` or `-o yaml` (`-`: stdin)
     #[arg(value_name = "NODES")]
     pub nodes: PathBuf,
-    /// The output of `kubectl get pods -A -o json`: pods holding GPUs become allocations
+    /// The output of `kubectl get pods -A -o json`: pods holding GPUs or CPUs become allocations
     #[arg(long, value_name = "PODS")]
     pub pods: Option<PathBuf>,
     /// A node label whose value names the node's fabric, for nodes without llmgw's own labels

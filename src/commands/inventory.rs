@@ -53,15 +53,38 @@ pub fn import_kubernetes(a: &cli::KubernetesImportArgs) -> Outcome {
     let settings = crate::kubernetes::Settings { fabric_label: a.fabric_label.clone() };
     let (inv, warnings) = crate::kubernetes::import(&nodes, pods.as_ref(), &settings)?;
     crate::report::diagnostics::eprint(&warnings);
-    write_inventory(&inv, a.output.as_deref(), a.format)
+    write_import(&inv, a.output.as_deref(), a.format)
 }
 
 /// `inventory import slurm`: the fleet as the controller sees it.
 pub fn import_slurm(a: &cli::SlurmImportArgs) -> Outcome {
     let nodes = load::read(&a.nodes)?;
     let topology = a.topology.as_deref().map(load::read).transpose()?;
+    let jobs = a.jobs.as_deref().map(load::read).transpose()?;
     let settings = crate::slurm::Settings { fabric_feature: a.fabric_feature.clone() };
-    let (inv, warnings) = crate::slurm::import(&nodes, topology.as_ref(), &settings)?;
+    let (inv, warnings) = crate::slurm::import(&nodes, topology.as_ref(), jobs.as_ref(), &settings)?;
     crate::report::diagnostics::eprint(&warnings);
-    write_inventory(&inv, a.output.as_deref(), a.format)
+    write_import(&inv, a.output.as_deref(), a.format)
+}
+
+/// Writes an imported inventory once llmgw's own loader has read the very
+/// bytes back: an import that wrote a file `place` then refuses would hand
+/// the operator a broken fleet. A refusal here is a bug in the import.
+fn write_import(inv: &Inventory, path: Option<&Path>, format: Option<crate::doc::Format>) -> Outcome {
+    let format = output::data_format(path, format)?;
+    let text = output::render_inventory(inv, format)
+        .map_err(|e| Diag::error(Code::Io, format!("cannot write the inventory: {e}")))?;
+    let name = format!("imported.{}", format.name());
+    if let Err(diags) = load::inventory_file(&crate::diag::source(&name, text.clone())) {
+        let mut out = vec![
+            Diag::error(Code::Unloadable, "the imported inventory would not load; nothing was written")
+                .help("this is a bug in llmgw's import: please report it with the input files"),
+        ];
+        out.extend(diags);
+        return Err(out.into());
+    }
+    let mut out = Sink::open(path)?;
+    out.write_all(text.as_bytes())?;
+    out.finish()?;
+    Ok(Exit::Success)
 }

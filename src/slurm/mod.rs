@@ -1,17 +1,24 @@
 //! Slurm as the source of the fleet: an inventory from what the
 //! controller's own commands print (`sinfo --json`, `scontrol show nodes
-//! --json`, `scontrol -d show node -o`), with fabrics from its topology.
-//! llmgw talks to no controller itself. See docs/slurm.md.
+//! --json`, `scontrol -d show node [-o]`), with fabrics from its topology
+//! and, with `--jobs`, llmgw's own replicas from `squeue --json` or
+//! `scontrol -d show job`. llmgw talks to no controller itself. See
+//! docs/slurm.md.
 
+mod gres;
 pub mod hostlist;
+mod jobs;
 mod records;
 pub mod render;
+mod text;
 mod topology;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diag::{Code, Diag, Source};
-use crate::inventory::{Fabric, Gpu, Inventory, Node, State};
+use crate::import::Problems;
+use crate::inventory::{Allocation, Fabric, Inventory, Node, State};
+use gres::Slot;
 use records::{Input, Record};
 
 /// What `inventory import slurm` is told besides the node file.
@@ -56,105 +63,57 @@ fn state(r: &Record) -> Result<State, String> {
     Ok(out)
 }
 
-/// One `gpu:TYPE:N(...)` entry of a Gres string: its type (empty when
-/// untyped) and count; `None` for a resource other than GPUs.
-fn gres_entry(e: &str) -> Result<Option<(String, u32, &str)>, String> {
-    let (head, tail) = match e.find('(') {
-        Some(p) if e.ends_with(')') => (&e[..p], &e[p + 1..e.len() - 1]),
-        Some(_) => return Err(format!("`{e}` has an unclosed `(`")),
-        None => (e, ""),
-    };
-    let parts: Vec<&str> = head.split(':').collect();
-    if parts[0] != "gpu" {
-        return Ok(None);
-    }
-    let (ty, n) = match parts[..] {
-        [_, n] => ("", n),
-        [_, ty, n] => (ty, n),
-        _ => return Err(format!("`{e}` is not `gpu:TYPE:COUNT`")),
-    };
-    let n: u32 = n.parse().map_err(|_| format!("`{e}`: `{n}` is not a GPU count"))?;
-    if n > 1024 {
-        return Err(format!("`{e}`: {n} GPUs on one node is more than llmgw believes"));
-    }
-    Ok(Some((ty.to_string(), n, tail)))
+/// A node as read, with what is known of its GPUs' use before jobs are
+/// laid over it.
+struct Built {
+    node: Node,
+    slots: Vec<Slot>,
+    /// Slurm indices in use (`GresUsed`, or foreign jobs' `GRES`).
+    busy: BTreeSet<usize>,
+    /// GPUs in use without indices.
+    unnamed: u64,
+    alloc_cpus: Option<u64>,
+    record: usize,
 }
 
-/// Splits a Gres list at the commas outside parentheses.
-fn gres_list(s: &str) -> Vec<&str> {
-    let (mut depth, mut start, mut out) = (0u32, 0, Vec::new());
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                out.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(&s[start..]);
-    out.into_iter().map(str::trim).filter(|e| !e.is_empty() && *e != "(null)" && *e != "N/A").collect()
-}
-
-/// The GPUs of `Gres=`, numbered in order across types, and the first type.
-fn gpus(gres: &str) -> Result<(Vec<Gpu>, Option<String>), String> {
-    let mut out = Vec::new();
-    let mut first = None;
-    for e in gres_list(gres) {
-        let Some((ty, n, _)) = gres_entry(e)? else { continue };
-        let name = if ty.is_empty() { "gpu".to_string() } else { ty.clone() };
-        if !ty.is_empty() && first.is_none() {
-            first = Some(ty);
-        }
-        for _ in 0..n {
-            let index = u32::try_from(out.len()).unwrap_or(u32::MAX);
-            out.push(Gpu::named(index, &name, 0));
-        }
-    }
-    Ok((out, first))
-}
-
-/// The GPU indices `GresUsed=` names (`IDX:0-1,4`), and how many are used
-/// without indices being given.
-fn used(gres_used: &str) -> Result<(Vec<u32>, u32), String> {
-    let (mut idx, mut unnamed) = (Vec::new(), 0);
-    for e in gres_list(gres_used) {
-        let Some((_, n, tail)) = gres_entry(e)? else { continue };
-        let idx_list = tail.find("IDX:").map(|i| tail[i + 4..].split([' ', ')']).next().unwrap_or_default());
-        match idx_list {
-            Some("N/A") => {}
-            Some(list) => {
-                for part in list.split(',') {
-                    let (a, b) = part.split_once('-').unwrap_or((part, part));
-                    let bad = || format!("`{e}`: `{part}` is not a GPU index or range");
-                    let (a, b): (u32, u32) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
-                    if a > b || b > 1024 {
-                        return Err(bad());
-                    }
-                    idx.extend(a..=b);
-                }
-            }
-            None => unnamed += n,
-        }
-    }
-    Ok((idx, unnamed))
-}
-
-fn node(input: &Input<'_>, r: &Record, settings: &Settings, warnings: &mut Vec<Diag>) -> Result<Node, Diag> {
+fn node(input: &Input<'_>, i: usize, r: &Record, settings: &Settings, warnings: &mut Vec<Diag>) -> Result<Built, Diag> {
     let src = input.source();
+    if let Some(c) = crate::import::control_in_id(&r.name) {
+        return Err(Diag::error(
+            Code::ControlCharacter,
+            format!(
+                "node `{}` has the control character {} in its name",
+                crate::term::escape(&r.name),
+                c.escape_default()
+            ),
+        )
+        .at(src, input.span(r, "name"), "this name")
+        .help("node names end up in scripts and file names: Slurm's own names never hold one"));
+    }
+    if r.states.is_empty() {
+        return Err(Diag::error(Code::SlurmNoState, format!("node `{}` has no state", r.name))
+            .at(src, input.span(r, "state"), "no state here")
+            .help("llmgw never takes a node without a state as ready: give the whole output of `scontrol -d show node` or `sinfo --json`"));
+    }
     let st = state(r).map_err(|w| {
         Diag::error(Code::UnknownState, format!("node `{}`: `{w}` is not a Slurm node state llmgw knows", r.name))
             .at(src, input.span(r, "state"), "this state")
             .help("states llmgw reads: IDLE, MIXED, ALLOCATED, COMPLETING, DRAIN, DOWN, NOT_RESPONDING, FAIL, UNKNOWN, POWERED_DOWN, RESERVED, MAINT")
     })?;
     let gres_err = |field: &str, why: String| {
-        Diag::error(Code::SlurmGres, format!("node `{}`: {why}", r.name))
+        let code = if why.contains("more than") { Code::TooManyGpus } else { Code::SlurmGres };
+        Diag::error(code, format!("node `{}`: {why}", r.name))
             .at(src, input.span(r, field), "this gres")
             .help("a GPU gres reads `gpu:TYPE:COUNT` or `gpu:COUNT`, as in `Gres=gpu:h100:8(S:0-1)`")
     };
-    let (gpus, gres_type) = gpus(&r.gres).map_err(|w| gres_err("gres", w))?;
+    let g = gres::node_gpus(&r.gres).map_err(|w| gres_err("gres", w))?;
+    if let Some(note) = &g.mig_note {
+        warnings.push(
+            Diag::warning(Code::MigGres, format!("node `{}`: {note}", r.name))
+                .at(src, input.span(r, "gres"), "MIG gres types")
+                .help("Slurm lists MIG devices, not the GPUs they are cut from: llmgw adds those GPUs, in MIG mode"),
+        );
+    }
     let mut labels = BTreeMap::new();
     for f in &r.features {
         labels.insert(f.clone(), "true".to_string());
@@ -162,123 +121,355 @@ fn node(input: &Input<'_>, r: &Record, settings: &Settings, warnings: &mut Vec<D
     for p in &r.partitions {
         labels.insert(format!("slurm/partition.{p}"), "true".to_string());
     }
-    if let Some(t) = &gres_type {
+    if let Some(t) = &g.first_type {
         labels.insert("slurm/gres-type".to_string(), t.clone());
     }
-    let mut allocations = Vec::new();
-    if let Some(u) = &r.gres_used {
-        let (mut idx, unnamed) = used(u).map_err(|w| gres_err("gres_used", w))?;
-        if let Some(bad) = idx.iter().find(|i| **i as usize >= gpus.len()) {
-            return Err(gres_err("gres_used", format!("GPU {bad} is in use but the node has {} GPUs", gpus.len())));
-        }
-        if unnamed > 0 {
-            let free: Vec<u32> = (0..u32::try_from(gpus.len()).unwrap_or(0)).filter(|i| !idx.contains(i)).collect();
-            idx.extend(free.iter().take(unnamed as usize));
-            warnings.push(
-                Diag::warning(
-                    Code::GpusAssumed,
-                    format!("node `{}`: {unnamed} GPUs in use without their indices; taken as the lowest free", r.name),
-                )
-                .at(src, input.span(r, "gres_used"), "no IDX here")
-                .help("`scontrol -d show node -o` (with -d) prints which GPUs are in use"),
-            );
-        }
-        idx.sort_unstable();
-        idx.dedup();
-        if !idx.is_empty() {
-            allocations.push(crate::kubernetes::allocation("slurm:busy".to_string(), 0, idx, Vec::new()));
-        }
+    // What `render slurm` asks for to get a MIG device of a profile.
+    for (profile, ty) in &g.mig_types {
+        labels.insert(format!("slurm/mig-gres-type.{profile}"), ty.clone());
     }
+    let (busy, unnamed) = match &r.gres_used {
+        Some(u) => gres::used(u, g.slots.len()).map_err(|w| gres_err("gres_used", w))?,
+        None => (Vec::new(), 0),
+    };
     let fabrics = settings
         .fabric_feature
         .as_ref()
         .and_then(|p| r.features.iter().find(|f| f.starts_with(p.as_str())))
         .map(|f| vec![Fabric { name: f.clone(), hcas: None }])
         .unwrap_or_default();
-    Ok(Node {
+    let node = Node {
         id: r.name.clone(),
         discovered_by: None,
         state: st,
         labels,
         memory_total_mb: r.real_memory,
-        cpus: None,
+        cpus: r.cpus.map(|c| c as u32),
         engines: None,
         weights: None,
         disk: None,
-        gpus,
+        gpus: g.gpus,
         fabrics,
-        allocations,
+        allocations: Vec::new(),
         origin: None,
-    })
+    };
+    Ok(Built { node, slots: g.slots, busy: busy.into_iter().collect(), unnamed, alloc_cpus: r.alloc_cpus, record: i })
 }
 
 /// An inventory from a Slurm node listing, fabrics from a topology file
-/// when given; with the warnings to show.
+/// when given, llmgw's replicas from a job listing when given; with the
+/// warnings to show.
 pub fn import(
     nodes: &Source,
     topology: Option<&Source>,
+    jobs: Option<&Source>,
     settings: &Settings,
 ) -> Result<(Inventory, Vec<Diag>), Vec<Diag>> {
     let (input, records) = records::read(nodes)?;
     let mut warnings = Vec::new();
-    let mut errors = Vec::new();
-    let mut out: Vec<Node> = Vec::with_capacity(records.len());
+    let mut errors = Problems::default();
+    let mut out: Vec<Built> = Vec::with_capacity(records.len());
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in &records {
+    for (i, r) in records.iter().enumerate() {
         if let Some(&first) = seen.get(r.name.as_str()) {
             // `sinfo` lists a node once per partition: join the partitions.
-            let parts: Vec<String> = r.partitions.iter().map(|p| format!("slurm/partition.{p}")).collect();
-            for p in parts {
-                out[first].labels.insert(p, "true".to_string());
+            for p in &r.partitions {
+                out[first].node.labels.insert(format!("slurm/partition.{p}"), "true".to_string());
             }
             continue;
         }
-        match node(&input, r, settings, &mut warnings) {
+        match node(&input, i, r, settings, &mut warnings) {
             Ok(n) => {
                 seen.insert(&r.name, out.len());
                 out.push(n);
             }
             Err(d) => errors.push(d),
         }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    if let Some(t) = topology {
-        let fabric = topology::read(t)?;
-        for n in &mut out {
-            if let Some(f) = fabric.get(&n.id) {
-                n.fabrics = vec![Fabric { name: f.clone(), hcas: None }];
-            }
+        if errors.full() {
+            break;
         }
     }
-    out.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok((Inventory { nodes: out }, warnings))
+    errors.into_result()?;
+    if out.is_empty() {
+        return Err(vec![crate::import::empty_input(nodes, "scontrol -d show node -o")]);
+    }
+    if let Some(t) = topology {
+        apply_topology(t, &mut out, &mut warnings)?;
+    }
+    let mut held: Vec<BTreeSet<Slot>> = vec![BTreeSet::new(); out.len()];
+    if let Some(j) = jobs {
+        apply_jobs(j, &mut out, &mut held, &mut warnings)?;
+    }
+    let mut full = Vec::new();
+    for (b, held) in out.iter_mut().zip(&held) {
+        hold_the_rest(&input, &records[b.record], b, held, &mut warnings, &mut full);
+    }
+    if !full.is_empty() {
+        warnings.push(
+            Diag::warning(
+                Code::CpusFull,
+                format!(
+                    "{} node(s) have every CPU allocated, so their free GPUs can start nothing; held as `slurm:cpus-full`: {}",
+                    full.len(),
+                    crate::report::shorten(&full.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                ),
+            )
+            .help("a replica placed there would wait for CPUs; import again when jobs end"),
+        );
+    }
+    let mut nodes: Vec<Node> = out.into_iter().map(|b| b.node).collect();
+    nodes.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok((Inventory { nodes }, warnings))
+}
+
+/// GPUs in use that no llmgw job holds: `slurm:busy`; then, on a node
+/// whose CPUs are all allocated, every GPU still free: `slurm:cpus-full`.
+fn hold_the_rest(
+    input: &Input<'_>,
+    r: &Record,
+    b: &mut Built,
+    held: &BTreeSet<Slot>,
+    warnings: &mut Vec<Diag>,
+    full: &mut Vec<String>,
+) {
+    let mut busy: Vec<Slot> = b.busy.iter().map(|&i| b.slots[i]).filter(|s| !held.contains(s)).collect();
+    if b.unnamed > 0 {
+        let taken: BTreeSet<Slot> = busy.iter().chain(held).copied().collect();
+        let free = b.slots.iter().filter(|s| matches!(s, Slot::Whole(_)) && !taken.contains(s));
+        busy.extend(free.take(b.unnamed as usize));
+        warnings.push(
+            Diag::warning(
+                Code::GpusAssumed,
+                format!("node `{}`: {} GPUs in use without their indices; taken as the lowest free", r.name, b.unnamed),
+            )
+            .at(input.source(), input.span(r, "gres_used"), "no IDX here")
+            .help("`scontrol -d show node` (with -d) prints which GPUs are in use"),
+        );
+    }
+    b.node.allocations.extend(gres::allocations("slurm:busy", 0, &busy));
+    let cpus_full = matches!((b.node.cpus, b.alloc_cpus), (Some(c), Some(a)) if c > 0 && a >= u64::from(c));
+    if cpus_full {
+        let taken: BTreeSet<Slot> = busy.iter().chain(held).copied().collect();
+        let healthy = |s: &Slot| match s {
+            Slot::Whole(g) | Slot::Mig(g, _) => b.node.gpus.get(*g as usize).is_some_and(|x| x.healthy),
+        };
+        let free: Vec<Slot> = b.slots.iter().filter(|s| !taken.contains(s) && healthy(s)).copied().collect();
+        if !free.is_empty() {
+            b.node.allocations.extend(gres::allocations("slurm:cpus-full", 0, &free));
+            full.push(b.node.id.clone());
+        }
+    }
+}
+
+/// Fabrics from the topology; a node under two leaf switches gets both,
+/// and names that match nothing are counted, each with a warning.
+fn apply_topology(t: &Source, out: &mut [Built], warnings: &mut Vec<Diag>) -> Result<(), Vec<Diag>> {
+    let topo = topology::read(t)?;
+    let ids: BTreeSet<&str> = out.iter().map(|b| b.node.id.as_str()).collect();
+    let unmatched: Vec<&str> = topo.fabrics.keys().map(String::as_str).filter(|n| !ids.contains(n)).collect();
+    let two: Vec<String> = topo
+        .leaves
+        .iter()
+        .filter(|(n, _)| ids.contains(n.as_str()))
+        .map(|(n, l)| format!("{n} ({})", l.join(", ")))
+        .collect();
+    for b in out.iter_mut() {
+        if let Some(f) = topo.fabrics.get(&b.node.id) {
+            b.node.fabrics = f.iter().map(|name| Fabric { name: name.clone(), hcas: None }).collect();
+        }
+    }
+    if !two.is_empty() {
+        warnings.push(
+            Diag::warning(
+                Code::TwoSwitches,
+                format!(
+                    "{} node(s) are under two leaf switches and belong to both fabrics: {}",
+                    two.len(),
+                    crate::report::shorten(&two.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                ),
+            )
+            .help("Slurm keeps such a node under both switches; check topology.conf if that is not meant"),
+        );
+    }
+    if !unmatched.is_empty() || !topo.unknown_switches.is_empty() {
+        let mut what = Vec::new();
+        if !unmatched.is_empty() {
+            what.push(format!(
+                "{} node name(s) match no imported node ({})",
+                unmatched.len(),
+                crate::report::shorten(&unmatched, 3)
+            ));
+        }
+        if !topo.unknown_switches.is_empty() {
+            let s: Vec<&str> = topo.unknown_switches.iter().map(String::as_str).collect();
+            what.push(format!("{} switch name(s) match no `SwitchName=` ({})", s.len(), crate::report::shorten(&s, 3)));
+        }
+        warnings.push(
+            Diag::warning(Code::UnmatchedTopology, format!("{}: {}", t.name(), what.join("; ")))
+                .help("a topology of another cluster, or a node list cut to some partitions, says this"),
+        );
+    }
+    Ok(())
+}
+
+/// llmgw's replicas from the job listing: running ones as allocations of
+/// their model and replica with the GPUs Slurm gave them, pending ones as
+/// pending allocations on the nodes they asked for. Other running jobs'
+/// GPUs are in use (`slurm:busy`), as `GresUsed` says.
+fn apply_jobs(
+    src: &Source,
+    out: &mut [Built],
+    held: &mut [BTreeSet<Slot>],
+    warnings: &mut Vec<Diag>,
+) -> Result<(), Vec<Diag>> {
+    let mut list = jobs::read(src)?;
+    // Earlier jobs first: over-subscribed GPUs stay with the one that started first.
+    list.sort_by_key(|j| (j.id.len(), j.id.clone()));
+    let at: BTreeMap<String, usize> = out.iter().enumerate().map(|(k, b)| (b.node.id.clone(), k)).collect();
+    let mut errors = Problems::default();
+    let mut found = Found::default();
+    for job in &list {
+        let identity = match &job.identity {
+            Some(Ok(id)) => Some(id),
+            Some(Err(why)) => {
+                warnings.push(
+                    Diag::warning(Code::SlurmJob, format!("job {}: {why}; taken as a foreign job", job.id))
+                        .at(src, job.span, "this job")
+                        .help(
+                            "render writes the comment; a job edited by hand keeps its GPUs busy but is not a replica",
+                        ),
+                );
+                None
+            }
+            None => None,
+        };
+        match job.phase {
+            jobs::Phase::Done => {}
+            jobs::Phase::Pending => {
+                let Some(id) = identity else { continue };
+                let known: Vec<usize> = job.wanted.iter().filter_map(|n| at.get(n).copied()).collect();
+                if known.is_empty() {
+                    found.pending_nowhere.push(format!("{} ({} r{})", job.id, id.model, id.replica));
+                }
+                for k in known {
+                    let a = Allocation {
+                        profile: id.profile.clone(),
+                        pending: true,
+                        ..Allocation::new(id.model.clone(), id.replica, Vec::new(), Vec::new())
+                    };
+                    out[k].node.allocations.push(a);
+                }
+            }
+            jobs::Phase::Holding => {
+                for share in &job.shares {
+                    let Some(&k) = at.get(&share.node) else {
+                        found.unknown.push(format!("{} on {}", job.id, share.node));
+                        continue;
+                    };
+                    if let Err(d) = hold_share(src, job, identity, share, &mut out[k], &mut held[k], &mut found) {
+                        errors.push(d);
+                    }
+                }
+            }
+        }
+        if errors.full() {
+            break;
+        }
+    }
+    errors.into_result()?;
+    let note = |code: Code, what: &str, list: &[String], help: &str| {
+        Diag::warning(
+            code,
+            format!(
+                "{} job(s) {what}: {}",
+                list.len(),
+                crate::report::shorten(&list.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+            ),
+        )
+        .help(help.to_string())
+    };
+    let Found { unknown, mut twice, pending_nowhere } = found;
+    if !unknown.is_empty() {
+        warnings.push(note(
+            Code::JobOnUnknownNode,
+            "run on nodes the node list does not have",
+            &unknown,
+            "give the node list and the job list of one controller, taken together",
+        ));
+    }
+    if !twice.is_empty() {
+        twice.dedup();
+        warnings.push(note(
+            Code::OverSubscribed,
+            "name GPUs an earlier llmgw job holds; those stay with the earlier job",
+            &twice,
+            "two jobs on one GPU: check the jobs with `scontrol -d show job`",
+        ));
+    }
+    if !pending_nowhere.is_empty() {
+        warnings.push(note(
+            Code::PendingWithoutNode,
+            "of llmgw are pending without a node llmgw knows (no --nodelist), so they are not counted",
+            &pending_nowhere,
+            "render writes --nodelist; a replica submitted without it may be started twice",
+        ));
+    }
+    Ok(())
+}
+
+/// What `apply_jobs` noticed, to warn about once each.
+#[derive(Default)]
+struct Found {
+    unknown: Vec<String>,
+    twice: Vec<String>,
+    pending_nowhere: Vec<String>,
+}
+
+/// One node of a running job: an llmgw job's GPUs (and CPUs) become its
+/// replica's allocation there; another job's GPUs are busy.
+fn hold_share(
+    src: &Source,
+    job: &jobs::Job,
+    identity: Option<&jobs::Identity>,
+    share: &jobs::Share,
+    b: &mut Built,
+    held: &mut BTreeSet<Slot>,
+    found: &mut Found,
+) -> Result<(), Diag> {
+    let (idx, _) = gres::used(&share.gres, b.slots.len()).map_err(|why| {
+        Diag::error(Code::SlurmJob, format!("job {} on `{}`: {why}", job.id, share.node))
+            .at(src, job.span, "this job")
+            .help("the job's GPU indices must be GPUs of the node list given with it")
+    })?;
+    let Some(id) = identity else {
+        b.busy.extend(idx);
+        return Ok(());
+    };
+    let mut slots = Vec::new();
+    for i in idx {
+        let s = b.slots[i];
+        if held.insert(s) {
+            slots.push(s);
+        } else {
+            found.twice.push(format!("{} on {}", job.id, share.node));
+        }
+    }
+    let mut allocs = gres::allocations(&id.model, id.replica, &slots);
+    if allocs.is_empty() {
+        allocs.push(Allocation::new(id.model.clone(), id.replica, Vec::new(), Vec::new()));
+    }
+    for (n, mut a) in allocs.into_iter().enumerate() {
+        a.profile = id.profile.clone();
+        // The job's CPUs on the node, once.
+        a.cpus = if n == 0 { share.cpus } else { None };
+        b.node.allocations.push(a);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn gres_types_become_classes() {
-        let (g, ty) = gpus("gpu:nvidia_h100_80gb_hbm3:2(S:0-1),shard:4").unwrap();
-        assert_eq!(g.len(), 2);
-        assert_eq!(g[1].class, "h100-80gb-hbm3");
-        assert_eq!(ty.as_deref(), Some("nvidia_h100_80gb_hbm3"));
-        let (g, _) = gpus("gpu:a:1,gpu:b:2").unwrap();
-        assert_eq!(g.iter().map(|g| g.index).collect::<Vec<_>>(), [0, 1, 2]);
-        assert!(gpus("gpu:h100:x").is_err());
-        assert!(gpus("gpu:h100:8(S:0").is_err());
-    }
-
-    #[test]
-    fn used_indices_are_read() {
-        assert_eq!(used("gpu:h100:3(IDX:0-1,5)").unwrap(), (vec![0, 1, 5], 0));
-        assert_eq!(used("gpu:h100:0(IDX:N/A)").unwrap(), (vec![], 0));
-        assert_eq!(used("gpu:2").unwrap(), (vec![], 2));
-        assert!(used("gpu:h100:1(IDX:x)").is_err());
-    }
 
     #[test]
     fn the_most_restrictive_state_wins() {
@@ -290,6 +481,8 @@ mod tests {
             features: vec![],
             partitions: vec![],
             real_memory: 0,
+            cpus: None,
+            alloc_cpus: None,
             at: records::At::Json(vec![]),
         };
         assert_eq!(state(&r(&["IDLE"])), Ok(State::Ready));

@@ -1,11 +1,12 @@
 //! The nodes of a Slurm controller as its commands print them: the JSON of
 //! `sinfo --json` / `scontrol show nodes --json` (Slurm 22.05's OpenAPI
 //! v0.0.38 and the later data_parser versions), or the text of
-//! `scontrol [-d] show node -o`, one node a line. Each becomes a `Record`
-//! that remembers where in the file its fields were, for diagnostics.
+//! `scontrol [-d] show node [-o]`. Each becomes a `Record` that remembers
+//! where in the file its fields were, for diagnostics.
 
 use serde_json::Value;
 
+use super::text::{self, TextRecord};
 use crate::diag::{Code, Diag, Source};
 use crate::doc::Span;
 use crate::kubernetes::{File, Step};
@@ -13,13 +14,17 @@ use crate::kubernetes::{File, Step};
 /// One node as Slurm described it, before any meaning is given to it.
 pub struct Record {
     pub name: String,
-    /// State words, upper case: `IDLE`, `DRAIN`, `NOT_RESPONDING`, ...
+    /// State words, upper case: `IDLE`, `DRAIN`, `NOT_RESPONDING`, ...;
+    /// empty when the node has none (an error, not "ready").
     pub states: Vec<String>,
     pub gres: String,
     pub gres_used: Option<String>,
     pub features: Vec<String>,
     pub partitions: Vec<String>,
     pub real_memory: u64,
+    /// `CPUTot` / `cpus`, and `CPUAlloc` / `alloc_cpus`, when given.
+    pub cpus: Option<u64>,
+    pub alloc_cpus: Option<u64>,
     pub at: At,
 }
 
@@ -27,7 +32,7 @@ pub struct Record {
 pub enum At {
     /// A JSON object: its path from the top of the file.
     Json(Vec<Step<'static>>),
-    /// A text line: the spans of its `Key=value` fields by key.
+    /// Text: the span of the record and of its `Key=value` fields by key.
     Text { line: Span, fields: Vec<(String, Span)> },
 }
 
@@ -35,6 +40,20 @@ pub enum At {
 pub enum Input<'s> {
     Json(File<'s>),
     Text(&'s Source),
+}
+
+/// A field's key in `scontrol` text.
+fn text_key(field: &str) -> &str {
+    match field {
+        "name" => "NodeName",
+        "state" => "State",
+        "gres" => "Gres",
+        "gres_used" => "GresUsed",
+        "real_memory" => "RealMemory",
+        "cpus" => "CPUTot",
+        "alloc_cpus" => "CPUAlloc",
+        other => other,
+    }
 }
 
 impl Input<'_> {
@@ -46,28 +65,13 @@ impl Input<'_> {
     }
 
     /// The span of one field of a record (`name`, `state`, `gres`,
-    /// `gres_used`), or of the record when the field cannot be found.
+    /// `gres_used`, `real_memory`, `cpus`), or of the record when the
+    /// field cannot be found.
     pub fn span(&self, r: &Record, field: &str) -> Span {
         match (&r.at, self) {
-            (At::Json(path), Input::Json(f)) => {
-                let key = match (field, path.first()) {
-                    ("name", Some(Step::Key("sinfo"))) => "nodes",
-                    ("state", Some(Step::Key("sinfo"))) => "node",
-                    ("gres_used", Some(Step::Key("sinfo"))) => "gres",
-                    (k, _) => k,
-                };
-                let mut p = path.clone();
-                p.push(Step::Key(key));
-                f.span(&p)
-            }
+            (At::Json(path), Input::Json(f)) => f.span(&json_path(path, field)),
             (At::Text { line, fields }, _) => {
-                let want = match field {
-                    "name" => "NodeName",
-                    "state" => "State",
-                    "gres" => "Gres",
-                    "gres_used" => "GresUsed",
-                    other => other,
-                };
+                let want = text_key(field);
                 fields.iter().find(|(k, _)| k == want).map_or(*line, |(_, s)| *s)
             }
             _ => Span::new(0, 0),
@@ -75,11 +79,39 @@ impl Input<'_> {
     }
 }
 
+/// The path of a field in the JSON, by the shape the record came from.
+fn json_path(path: &[Step<'static>], field: &str) -> Vec<Step<'static>> {
+    let grouped = matches!(path.first(), Some(Step::Key("sinfo")));
+    let mut p = path.to_vec();
+    let keys: &[&'static str] = match (field, grouped) {
+        ("name", true) => &["nodes"],
+        ("state", true) => &["node"],
+        ("gres", true) => &["gres"],
+        ("gres_used", true) => &["gres"],
+        ("real_memory", true) => &["memory"],
+        ("cpus" | "alloc_cpus", true) => &["cpus"],
+        ("name", false) => &["name"],
+        ("state", false) => &["state"],
+        ("gres", false) => &["gres"],
+        ("gres_used", false) => &["gres_used"],
+        ("real_memory", false) => &["real_memory"],
+        ("cpus", false) => &["cpus"],
+        ("alloc_cpus", false) => &["alloc_cpus"],
+        _ => &[],
+    };
+    p.extend(keys.iter().map(|k| Step::Key(k)));
+    p
+}
+
+const HELP: &str = "give what `sinfo --json`, `scontrol show nodes --json` or `scontrol -d show node` prints";
+
 /// The records of a file: JSON when it starts with `{`, else text.
 pub fn read(src: &Source) -> Result<(Input<'_>, Vec<Record>), Vec<Diag>> {
+    if crate::import::is_blank(src.text()) {
+        return Err(vec![crate::import::empty_input(src, "scontrol -d show node -o")]);
+    }
     if src.text().trim_start().starts_with('{') {
-        let file = File::read_json(src, "give what `sinfo --json` or `scontrol show nodes --json` prints")
-            .map_err(|d| vec![d])?;
+        let file = File::read_json(src, HELP).map_err(|d| vec![d])?;
         let records = json(&file)?;
         Ok((Input::Json(file), records))
     } else {
@@ -99,41 +131,90 @@ fn bad_shape(file: &File<'_>, path: &[Step<'_>], why: String) -> Vec<Diag> {
 }
 
 /// A string, or a list of strings, or a comma list in one string.
-fn words(v: Option<&Value>) -> Vec<String> {
+pub fn words(v: Option<&Value>) -> Vec<String> {
     match v {
-        Some(Value::String(s)) => s.split(',').map(str::trim).filter(|w| !w.is_empty()).map(str::to_string).collect(),
+        Some(Value::String(s)) => {
+            s.split(',').map(str::trim).filter(|w| !w.is_empty() && *w != "(null)").map(str::to_string).collect()
+        }
         Some(Value::Array(a)) => a.iter().flat_map(|x| words(Some(x))).collect(),
         _ => Vec::new(),
     }
 }
 
-/// A number, or the data_parser's `{"set": true, "number": N}`.
-fn number(v: Option<&Value>) -> Option<u64> {
-    match v? {
-        Value::Number(n) => n.as_u64(),
-        Value::Object(o) if o.get("set").and_then(Value::as_bool) != Some(false) => o.get("number")?.as_u64(),
-        _ => None,
+/// A number as Slurm's JSON writes it: plain, or the data_parser's
+/// `{"set": true, "number": N}`; `Ok(None)` when absent or unset, an error
+/// when it is no whole number up to `max`.
+pub fn number(v: Option<&Value>, max: u64) -> Result<Option<u64>, String> {
+    let n = match v {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(o)) if o.get("set").and_then(Value::as_bool) == Some(false) => return Ok(None),
+        Some(Value::Object(o)) => match o.get("number") {
+            None | Some(Value::Null) => return Ok(None),
+            Some(n) => n,
+        },
+        Some(n) => n,
+    };
+    match n.as_u64() {
+        Some(x) if x <= max => Ok(Some(x)),
+        _ => Err(format!("`{n}` is not a whole number from 0 to {max}")),
     }
 }
 
-fn string(v: Option<&Value>) -> String {
+pub fn string(v: Option<&Value>) -> String {
     v.and_then(Value::as_str).unwrap_or_default().to_string()
 }
 
 fn json(file: &File<'_>) -> Result<Vec<Record>, Vec<Diag>> {
     let top = file.value();
+    let mut out = Vec::new();
+    let mut errors = crate::import::Problems::default();
     if let Some(nodes) = top.get("nodes").and_then(Value::as_array) {
-        return nodes.iter().enumerate().map(|(i, n)| node_object(file, i, n)).collect::<Result<_, _>>();
-    }
-    if let Some(groups) = top.get("sinfo").and_then(Value::as_array) {
-        let mut out = Vec::new();
-        for (i, g) in groups.iter().enumerate() {
-            out.extend(sinfo_group(file, i, g)?);
+        for (i, n) in nodes.iter().enumerate() {
+            match node_object(file, i, n) {
+                Ok(r) => out.push(r),
+                Err(d) => errors.extend(d),
+            }
+            if errors.full() {
+                break;
+            }
         }
-        return Ok(out);
+    } else if let Some(groups) = top.get("sinfo").and_then(Value::as_array) {
+        for (i, g) in groups.iter().enumerate() {
+            match sinfo_group(file, i, g) {
+                Ok(r) => out.extend(r),
+                Err(d) => errors.extend(d),
+            }
+            if errors.full() {
+                break;
+            }
+        }
+    } else {
+        return Err(bad_shape(file, &[], format!("{} has neither `nodes` nor `sinfo`", file.src.name())));
     }
-    Err(bad_shape(file, &[], format!("{} has neither `nodes` nor `sinfo`", file.src.name())))
+    errors.into_result()?;
+    Ok(out)
 }
+
+/// A number field of a JSON record, or the diagnostic at it.
+fn json_number(
+    file: &File<'_>,
+    path: &[Step<'static>],
+    field: &str,
+    v: Option<&Value>,
+    max: u64,
+) -> Result<Option<u64>, Vec<Diag>> {
+    number(v, max).map_err(|why| {
+        vec![file.error(
+            Code::OutOfRange,
+            &json_path(path, field),
+            format!("`{field}`: {why}"),
+            "out of range",
+            "Slurm writes this as a whole number; check the file was not edited",
+        )]
+    })
+}
+
+const U32: u64 = u32::MAX as u64;
 
 /// One element of `nodes`: v0.0.38 has `state` a word and `state_flags`
 /// beside it, later versions `state` a list; features a comma string or a list.
@@ -152,14 +233,17 @@ fn node_object(file: &File<'_>, i: usize, n: &Value) -> Result<Record, Vec<Diag>
         gres_used: n.get("gres_used").and_then(Value::as_str).map(str::to_string),
         features: words(n.get("features")),
         partitions: words(n.get("partitions")),
-        real_memory: number(n.get("real_memory")).unwrap_or(0),
+        real_memory: json_number(file, &path, "real_memory", n.get("real_memory"), crate::import::MAX_MIB)?
+            .unwrap_or(0),
+        cpus: json_number(file, &path, "cpus", n.get("cpus"), U32)?,
+        alloc_cpus: json_number(file, &path, "alloc_cpus", n.get("alloc_cpus"), U32)?,
         at: At::Json(path),
     })
 }
 
 /// One element of the newer `sinfo --json`'s `sinfo` list: a group of
-/// nodes alike in partition and state. GPU use is per group there, so it
-/// is kept only for a group of one node.
+/// nodes alike in partition and state. GPU and CPU use is per group there,
+/// so it is kept only for a group of one node.
 fn sinfo_group(file: &File<'_>, i: usize, g: &Value) -> Result<Vec<Record>, Vec<Diag>> {
     let path = vec![Step::Key("sinfo"), Step::Index(i)];
     let names = words(g.pointer("/nodes/nodes"));
@@ -167,6 +251,20 @@ fn sinfo_group(file: &File<'_>, i: usize, g: &Value) -> Result<Vec<Record>, Vec<
         return Err(bad_shape(file, &path, format!("sinfo entry {i} names no nodes (`nodes.nodes`)")));
     }
     let one = names.len() == 1;
+    let real_memory =
+        json_number(file, &path, "real_memory", g.pointer("/memory/maximum"), crate::import::MAX_MIB)?.unwrap_or(0);
+    // A group's CPUs add up its nodes': per node only when they are alike.
+    let (min, max) = (
+        json_number(file, &path, "cpus", g.pointer("/cpus/minimum"), U32)?,
+        json_number(file, &path, "cpus", g.pointer("/cpus/maximum"), U32)?,
+    );
+    let cpus = if one {
+        json_number(file, &path, "cpus", g.pointer("/cpus/total"), U32)?.or(max)
+    } else {
+        max.filter(|_| min == max)
+    };
+    let alloc_cpus =
+        if one { json_number(file, &path, "alloc_cpus", g.pointer("/cpus/allocated"), U32)? } else { None };
     let mut out = Vec::with_capacity(names.len());
     for name in names {
         out.push(Record {
@@ -176,74 +274,72 @@ fn sinfo_group(file: &File<'_>, i: usize, g: &Value) -> Result<Vec<Record>, Vec<
             gres_used: if one { g.pointer("/gres/used").and_then(Value::as_str).map(str::to_string) } else { None },
             features: words(g.pointer("/features/total")),
             partitions: words(g.pointer("/partition/name")),
-            real_memory: number(g.pointer("/memory/maximum")).unwrap_or(0),
+            real_memory,
+            cpus,
+            alloc_cpus,
             at: At::Json(path.clone()),
         });
     }
     Ok(out)
 }
 
-/// `scontrol show node -o` text: `Key=value` fields; a value may hold
-/// spaces (`OS=Linux 6.8.0 #1 SMP`, `Reason=...`), so a word without `=`
-/// belongs to the field before it.
+/// `scontrol show node` text, one line a node (`-o`) or several.
 fn text(src: &Source) -> Result<Vec<Record>, Vec<Diag>> {
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
-    for line_no in 0..src.line_count() {
-        let line = src.line_span(line_no);
-        let text = &src.text()[line.start..line.end];
-        if text.trim().is_empty() {
-            continue;
+    let records =
+        text::records(src, "NodeName", "give what `scontrol -d show node -o` prints: `NodeName=... State=...`")?;
+    let mut out = Vec::with_capacity(records.len());
+    let mut errors = crate::import::Problems::default();
+    for r in &records {
+        match text_record(src, r) {
+            Ok(rec) => out.push(rec),
+            Err(d) => errors.push(d),
         }
-        let mut fields: Vec<(String, Span, Span)> = Vec::new();
-        let mut pos = 0;
-        for word in text.split(' ') {
-            let start = line.start + pos;
-            pos += word.len() + 1;
-            if word.is_empty() {
-                continue;
-            }
-            let key_len =
-                word.find('=').filter(|&k| k > 0 && word[..k].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
-            match (key_len, fields.last_mut()) {
-                (Some(k), _) => fields.push((
-                    word[..k].to_string(),
-                    Span::new(start, start + word.len()),
-                    Span::new(start + k + 1, start + word.len()),
-                )),
-                (None, Some(last)) => {
-                    last.1.end = start + word.len();
-                    last.2.end = start + word.len();
-                }
-                (None, None) => {}
-            }
+        if errors.full() {
+            break;
         }
-        let get = |k: &str| fields.iter().find(|f| f.0 == k).map(|f| &src.text()[f.2.start..f.2.end]);
-        let Some(name) = get("NodeName").filter(|n| !n.is_empty()) else {
-            errors.push(
-                Diag::error(Code::MissingField, format!("line {} has no `NodeName=`", line_no + 1))
-                    .at(src, line, "not a node line")
-                    .help("give what `scontrol -d show node -o` prints: one `NodeName=... State=...` line a node"),
-            );
-            continue;
-        };
-        let list = |k: &str| get(k).map_or_else(Vec::new, |v| words(Some(&Value::String(v.replace("(null)", "")))));
-        let states = get("State")
-            .unwrap_or_default()
-            .split('+')
-            .filter(|s| !s.is_empty())
-            .map(|s| s.trim_end_matches(['*', '~', '#', '!', '%', '$', '@', '^', '-']).to_ascii_uppercase())
-            .collect();
-        out.push(Record {
-            name: name.to_string(),
-            states,
-            gres: get("Gres").unwrap_or_default().to_string(),
-            gres_used: get("GresUsed").map(str::to_string),
-            features: list("AvailableFeatures"),
-            partitions: list("Partitions"),
-            real_memory: get("RealMemory").and_then(|m| m.parse().ok()).unwrap_or(0),
-            at: At::Text { line, fields: fields.into_iter().map(|(k, _, v)| (k, v)).collect() },
-        });
     }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    errors.into_result()?;
+    Ok(out)
+}
+
+fn text_record(src: &Source, r: &TextRecord) -> Result<Record, Diag> {
+    let t = src.text();
+    let get = |k: &str| r.get(t, k);
+    let name = get("NodeName").filter(|n| !n.is_empty()).ok_or_else(|| {
+        Diag::error(Code::MissingField, "a `NodeName=` with no name".to_string())
+            .at(src, r.span_of("NodeName").unwrap_or(r.span), "no name")
+            .help("give what `scontrol -d show node` prints")
+    })?;
+    let list = |k: &str| get(k).map_or_else(Vec::new, |v| words(Some(&Value::String(v.to_string()))));
+    let states = get("State")
+        .unwrap_or_default()
+        .split('+')
+        .map(|s| s.trim().trim_end_matches(['*', '~', '#', '!', '%', '$', '@', '^', '-']).to_ascii_uppercase())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let num = |k: &str, max: u64| -> Result<Option<u64>, Diag> {
+        let Some(v) = get(k) else { return Ok(None) };
+        match v.trim().parse::<u64>() {
+            Ok(n) if n <= max => Ok(Some(n)),
+            _ => Err(Diag::error(
+                Code::OutOfRange,
+                format!("node `{name}`: {k} is `{v}`, not a whole number from 0 to {max}"),
+            )
+            .at(src, r.span_of(k).unwrap_or(r.span), "out of range")
+            .help("Slurm prints this as a whole number; check the file was not edited")),
+        }
+    };
+    let features = if get("AvailableFeatures").is_some() { list("AvailableFeatures") } else { list("Features") };
+    Ok(Record {
+        name: name.to_string(),
+        states,
+        gres: get("Gres").unwrap_or_default().to_string(),
+        gres_used: get("GresUsed").map(str::to_string),
+        features,
+        partitions: list("Partitions"),
+        real_memory: num("RealMemory", crate::import::MAX_MIB)?.unwrap_or(0),
+        cpus: num("CPUTot", U32)?,
+        alloc_cpus: num("CPUAlloc", U32)?,
+        at: At::Text { line: r.span, fields: r.fields.iter().map(|(k, s, _)| (k.clone(), *s)).collect() },
+    })
 }

@@ -2,8 +2,11 @@
 //! `SwitchName=... Switches=... Nodes=...` lines) or `topology.yaml`
 //! (Slurm 25.05: tree and block topologies). Nodes under one top-level
 //! switch, or in one block, share a fabric named after it.
+//!
+//! Every hostlist is counted before it is expanded, against one budget for
+//! the whole file; a switch that is its own ancestor is an error.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -19,14 +22,29 @@ struct Switch {
     span: Span,
 }
 
-/// Node name -> fabric name.
-pub fn read(src: &Source) -> Result<BTreeMap<String, String>, Vec<Diag>> {
+/// What a topology says about nodes.
+#[derive(Debug, Default)]
+pub struct Topology {
+    /// Node name -> its fabrics (one, or more for a node under several
+    /// leaf switches with different tops), in the file's order.
+    pub fabrics: BTreeMap<String, Vec<String>>,
+    /// Nodes under more than one leaf switch, with those switches.
+    pub leaves: BTreeMap<String, Vec<String>>,
+    /// Child switch names no `SwitchName=` line defines.
+    pub unknown_switches: BTreeSet<String>,
+}
+
+pub fn read(src: &Source) -> Result<Topology, Vec<Diag>> {
     let text = src.text();
-    let looks_yaml = text.lines().map(str::trim).any(|l| l.starts_with("- topology:") || l.starts_with("topology:"));
+    let looks_yaml = crate::import::lines(text)
+        .iter()
+        .map(|s| text[s.start..s.end].trim())
+        .any(|l| l.starts_with("- topology:") || l.starts_with("topology:"));
+    let mut budget = crate::import::MAX_NAMES;
     if looks_yaml {
-        yaml(src)
+        yaml(src, &mut budget)
     } else {
-        let switches = conf(src)?;
+        let switches = conf(src, &mut budget)?;
         tree(src, &switches)
     }
 }
@@ -39,17 +57,26 @@ fn bad(src: &Source, span: Span, why: String) -> Vec<Diag> {
     ]
 }
 
-fn conf(src: &Source) -> Result<Vec<Switch>, Vec<Diag>> {
+/// Checks a hostlist and takes its names from the file's budget, before
+/// any name is written out.
+fn charge(expr: &str, budget: &mut u64) -> Result<(), String> {
+    let n = hostlist::parse(expr)?.count();
+    if n > *budget {
+        return Err(hostlist::too_many(expr, n, *budget));
+    }
+    *budget -= n;
+    Ok(())
+}
+
+fn conf(src: &Source, budget: &mut u64) -> Result<Vec<Switch>, Vec<Diag>> {
     let mut out = Vec::new();
-    for line_no in 0..src.line_count() {
-        let span = src.line_span(line_no);
-        let line = &src.text()[span.start..span.end];
-        let line = line.split('#').next().unwrap_or_default().trim();
-        if line.is_empty() {
+    for (line_no, span) in crate::import::lines(src.text()).into_iter().enumerate() {
+        let full = &src.text()[span.start..span.end];
+        let line = full.split('#').next().unwrap_or_default();
+        if line.trim().is_empty() {
             continue;
         }
         let mut sw = Switch { name: String::new(), switches: String::new(), nodes: String::new(), span };
-        let full = &src.text()[span.start..span.end];
         for word in line.split_whitespace() {
             // Point at the word itself when it is the one in error.
             let at = word.as_ptr() as usize - full.as_ptr() as usize + span.start;
@@ -60,9 +87,7 @@ fn conf(src: &Source) -> Result<Vec<Switch>, Vec<Diag>> {
             match k.to_ascii_lowercase().as_str() {
                 "switchname" => sw.name = v.to_string(),
                 "switches" | "nodes" => {
-                    if let Err(w) = hostlist::expand(v) {
-                        return Err(bad(src, word_span, w));
-                    }
+                    charge(v, budget).map_err(|w| bad(src, word_span, w))?;
                     if k.eq_ignore_ascii_case("nodes") { sw.nodes = v.to_string() } else { sw.switches = v.to_string() }
                 }
                 _ => {}
@@ -76,38 +101,82 @@ fn conf(src: &Source) -> Result<Vec<Switch>, Vec<Diag>> {
     Ok(out)
 }
 
-/// Every node's fabric: the top-level switch above its leaf switch.
-fn tree(src: &Source, switches: &[Switch]) -> Result<BTreeMap<String, String>, Vec<Diag>> {
-    let mut parent: BTreeMap<String, String> = BTreeMap::new();
-    let mut leaf: BTreeMap<String, String> = BTreeMap::new();
+/// Every node's fabrics: the top-level switch above each of its leaf switches.
+fn tree(src: &Source, switches: &[Switch]) -> Result<Topology, Vec<Diag>> {
+    let defined: BTreeMap<&str, &Switch> = switches.iter().map(|s| (s.name.as_str(), s)).collect();
+    let mut parent: BTreeMap<String, &Switch> = BTreeMap::new();
+    let mut leaf: BTreeMap<String, Vec<&Switch>> = BTreeMap::new();
+    let mut out = Topology::default();
+    // Counted in `conf`/`yaml` already: each expansion here is within budget.
+    let expand = |e: &str, s: &Switch| hostlist::expand(e).map_err(|w| bad(src, s.span, w));
     for s in switches {
-        let expand = |e: &str| hostlist::expand(e).map_err(|w| bad(src, s.span, w));
         if !s.switches.is_empty() {
-            for c in expand(&s.switches)? {
-                parent.entry(c).or_insert_with(|| s.name.clone());
+            for c in expand(&s.switches, s)? {
+                if !defined.contains_key(c.as_str()) {
+                    out.unknown_switches.insert(c.clone());
+                }
+                parent.entry(c).or_insert(s);
             }
         }
         if !s.nodes.is_empty() {
-            for n in expand(&s.nodes)? {
-                leaf.entry(n).or_insert_with(|| s.name.clone());
+            for n in expand(&s.nodes, s)? {
+                let under = leaf.entry(n).or_default();
+                if !under.iter().any(|x| x.name == s.name) {
+                    under.push(s);
+                }
             }
         }
     }
-    let top = |leaf: &String| -> String {
-        let mut s = leaf;
-        // Bounded, so a cycle in a malformed file ends.
-        for _ in 0..=parent.len() {
-            match parent.get(s) {
-                Some(p) => s = p,
-                None => break,
+    // Each switch's top, found once (memoised, so a long chain is linear);
+    // a switch above itself is an error, as Slurm refuses such a file.
+    let mut tops: BTreeMap<&str, String> = BTreeMap::new();
+    for s in switches {
+        let mut path: Vec<&str> = Vec::new();
+        let mut on_path: BTreeSet<&str> = BTreeSet::new();
+        let mut at = s.name.as_str();
+        let top = loop {
+            if let Some(t) = tops.get(at) {
+                break t.clone();
+            }
+            if !on_path.insert(at) {
+                return Err(vec![
+                    Diag::error(
+                        Code::TopologyCycle,
+                        format!("{}: switch `{at}` is its own ancestor (through {})", src.name(), path.join(", ")),
+                    )
+                    .at(src, defined.get(at).map_or(s.span, |x| x.span), "this switch")
+                    .label(parent.get(at).map_or(s.span, |p| p.span), "names it below itself")
+                    .help("a topology is a tree: remove the switch from its descendant's `Switches=`"),
+                ]);
+            }
+            path.push(at);
+            match parent.get(at) {
+                Some(p) => at = p.name.as_str(),
+                None => break at.to_string(),
+            }
+        };
+        for p in path {
+            tops.insert(p, top.clone());
+        }
+    }
+    let top = |s: &str| tops.get(s).cloned().unwrap_or_else(|| s.to_string());
+    for (n, under) in leaf {
+        let mut fabrics: Vec<String> = Vec::new();
+        for s in &under {
+            let t = top(&s.name);
+            if !fabrics.contains(&t) {
+                fabrics.push(t);
             }
         }
-        s.clone()
-    };
-    Ok(leaf.iter().map(|(n, s)| (n.clone(), top(s))).collect())
+        if under.len() > 1 {
+            out.leaves.insert(n.clone(), under.iter().map(|s| s.name.clone()).collect());
+        }
+        out.fabrics.insert(n, fabrics);
+    }
+    Ok(out)
 }
 
-fn yaml(src: &Source) -> Result<BTreeMap<String, String>, Vec<Diag>> {
+fn yaml(src: &Source, budget: &mut u64) -> Result<Topology, Vec<Diag>> {
     let v = crate::kubernetes::yaml_to_json(src.text())
         .map_err(|e| bad(src, Span::new(0, 0), format!("not valid YAML: {e}")))?;
     let list: Vec<&Value> = match &v {
@@ -118,27 +187,39 @@ fn yaml(src: &Source) -> Result<BTreeMap<String, String>, Vec<Diag>> {
     let Some(topo) =
         list.iter().find(|t| t.get("cluster_default").and_then(Value::as_bool) == Some(true)).or_else(|| list.first())
     else {
-        return Ok(BTreeMap::new());
+        return Ok(Topology::default());
     };
     let whole = Span::new(0, src.text().len());
     let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
     if let Some(switches) = topo.pointer("/tree/switches").and_then(Value::as_array) {
-        let switches: Vec<Switch> = switches
-            .iter()
-            .map(|x| Switch {
+        let mut out = Vec::with_capacity(switches.len());
+        for x in switches {
+            let sw = Switch {
                 name: s(x.get("switch")),
                 switches: s(x.get("children")),
                 nodes: s(x.get("nodes")),
                 span: whole,
-            })
-            .collect();
-        return tree(src, &switches);
+            };
+            for e in [&sw.switches, &sw.nodes] {
+                if !e.is_empty() {
+                    charge(e, budget).map_err(|w| bad(src, whole, w))?;
+                }
+            }
+            out.push(sw);
+        }
+        return tree(src, &out);
     }
-    let mut out = BTreeMap::new();
+    let mut out = Topology::default();
     if let Some(blocks) = topo.pointer("/block/blocks").and_then(Value::as_array) {
         for b in blocks {
-            for n in hostlist::expand(&s(b.get("nodes"))).map_err(|w| bad(src, whole, w))? {
-                out.entry(n).or_insert_with(|| s(b.get("block")));
+            let nodes = s(b.get("nodes"));
+            charge(&nodes, budget).map_err(|w| bad(src, whole, w))?;
+            for n in hostlist::expand(&nodes).map_err(|w| bad(src, whole, w))? {
+                let f = out.fabrics.entry(n).or_default();
+                let name = s(b.get("block"));
+                if !f.contains(&name) {
+                    f.push(name);
+                }
             }
         }
         return Ok(out);
@@ -150,25 +231,55 @@ fn yaml(src: &Source) -> Result<BTreeMap<String, String>, Vec<Diag>> {
 mod tests {
     use super::*;
 
+    fn read_conf(text: &str) -> Result<Topology, Vec<Diag>> {
+        read(&crate::source::source("topology.conf", text.into()))
+    }
+
     #[test]
     fn nodes_share_the_top_level_switch() {
-        let src = crate::source::source(
-            "topology.conf",
-            "# two spines\nSwitchName=leaf1 Nodes=gpu[01-02]\nSwitchName=leaf2 Nodes=gpu[03-04]\nSwitchName=east Switches=leaf[1-2]\nSwitchName=west Nodes=gpu05\n".into(),
-        );
-        let f = read(&src).unwrap();
-        assert_eq!(f["gpu01"], "east");
-        assert_eq!(f["gpu04"], "east");
-        assert_eq!(f["gpu05"], "west");
+        let f = read_conf(
+            "# two spines\nSwitchName=leaf1 Nodes=gpu[01-02]\nSwitchName=leaf2 Nodes=gpu[03-04]\nSwitchName=east Switches=leaf[1-2]\nSwitchName=west Nodes=gpu05\n",
+        )
+        .unwrap()
+        .fabrics;
+        assert_eq!(f["gpu01"], ["east"]);
+        assert_eq!(f["gpu04"], ["east"]);
+        assert_eq!(f["gpu05"], ["west"]);
+    }
+
+    #[test]
+    fn a_node_under_two_leaves_is_in_both_fabrics() {
+        let t = read_conf("SwitchName=l1 Nodes=n[1-2]\nSwitchName=l2 Nodes=n[2-3]\nSwitchName=a Switches=l1\nSwitchName=b Switches=l2\n")
+            .unwrap();
+        assert_eq!(t.fabrics["n2"], ["a", "b"]);
+        assert_eq!(t.leaves["n2"], ["l1", "l2"]);
+        assert_eq!(t.leaves.len(), 1);
+    }
+
+    #[test]
+    fn cycles_and_huge_lists_are_errors() {
+        let e = read_conf("SwitchName=a Switches=b Nodes=n1\nSwitchName=b Switches=a Nodes=n2\n").unwrap_err();
+        assert_eq!(e[0].code, Code::TopologyCycle);
+        assert!(read_conf("SwitchName=a Switches=a\n").is_err());
+        // Each line within the cap, the file not: refused before expanding.
+        let many: String = (0..3).map(|i| format!("SwitchName=s{i} Nodes=x{i}-[0-499999]\n")).collect();
+        let e = read_conf(&many).unwrap_err();
+        assert!(e[0].message.contains("500000 names"), "{}", e[0].message);
+    }
+
+    #[test]
+    fn undefined_child_switches_are_noted() {
+        let t = read_conf("SwitchName=top Switches=l[1-2]\nSwitchName=l1 Nodes=n1\n").unwrap();
+        assert_eq!(t.unknown_switches.iter().collect::<Vec<_>>(), ["l2"]);
     }
 
     #[test]
     fn yaml_trees_and_blocks() {
         let tree = "- topology: t\n  cluster_default: true\n  tree:\n    switches:\n      - switch: root\n        children: s[1-2]\n      - switch: s1\n        nodes: n[1-2]\n      - switch: s2\n        nodes: n3\n";
-        let f = read(&crate::source::source("topology.yaml", tree.into())).unwrap();
-        assert_eq!(f["n3"], "root");
+        let f = read(&crate::source::source("topology.yaml", tree.into())).unwrap().fabrics;
+        assert_eq!(f["n3"], ["root"]);
         let block = "- topology: b\n  block:\n    block_sizes: [2]\n    blocks:\n      - block: b1\n        nodes: n[1-2]\n      - block: b2\n        nodes: n[3-4]\n";
-        let f = read(&crate::source::source("topology.yaml", block.into())).unwrap();
-        assert_eq!((f["n2"].as_str(), f["n3"].as_str()), ("b1", "b2"));
+        let f = read(&crate::source::source("topology.yaml", block.into())).unwrap().fabrics;
+        assert_eq!((f["n2"][0].as_str(), f["n3"][0].as_str()), ("b1", "b2"));
     }
 }

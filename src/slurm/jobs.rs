@@ -1,0 +1,353 @@
+//! Slurm jobs as `squeue --json` (OpenAPI v0.0.37/38 and the data_parser
+//! versions after) or `scontrol -d show job [-o]` print them: which run
+//! where with which GPU indices and CPUs, and which are llmgw's replicas,
+//! told by the comment render writes (SPEC 11):
+//! `llmgw.io/model=<model>,llmgw.io/replica=<r>,llmgw.io/profile=<p>`.
+
+use serde_json::Value;
+
+use super::records::{number, string, words};
+use super::text;
+use crate::diag::{Code, Diag, Source};
+use crate::doc::Span;
+use crate::kubernetes::{File, Step};
+
+/// What a job does to the nodes it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Running (or completing, configuring, suspended): holds its GPUs.
+    Holding,
+    /// Waiting for resources: holds nothing yet.
+    Pending,
+    /// Finished, cancelled, failed: gone.
+    Done,
+}
+
+/// An llmgw replica, as its job's comment names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub model: String,
+    pub replica: u32,
+    pub profile: Option<String>,
+}
+
+/// One node of a running job: its name, the GPU gres it holds there
+/// (`gpu:h100:4(IDX:0-3)`), and its CPUs there.
+pub struct Share {
+    pub node: String,
+    pub gres: String,
+    pub cpus: Option<f64>,
+}
+
+pub struct Job {
+    pub id: String,
+    pub phase: Phase,
+    /// `None`: not llmgw's; `Some(Err)`: an llmgw comment that does not parse.
+    pub identity: Option<Result<Identity, String>>,
+    /// Per node, for a holding job.
+    pub shares: Vec<Share>,
+    /// The nodes a pending job asked for (`--nodelist`).
+    pub wanted: Vec<String>,
+    pub span: Span,
+}
+
+const MODEL: &str = "llmgw.io/model=";
+const REPLICA: &str = ",llmgw.io/replica=";
+const PROFILE: &str = ",llmgw.io/profile=";
+
+/// llmgw's identity in a job comment; `None` when the comment is not
+/// llmgw's. The model comes first and may hold any character, `,` and `=`
+/// included; the replica is the first `,llmgw.io/replica=<digits>` followed
+/// by `,llmgw.io/profile=` or the end; the profile is all the rest.
+pub fn identity(comment: &str) -> Option<Result<Identity, String>> {
+    let rest = comment.trim().strip_prefix(MODEL)?;
+    let bad = || format!("the comment `{}` is not llmgw's `{MODEL}<model>{REPLICA}<r>{PROFILE}<p>`", comment.trim());
+    if comment.chars().any(char::is_control) {
+        return Some(Err(bad()));
+    }
+    for (at, _) in rest.match_indices(REPLICA) {
+        let after = &rest[at + REPLICA.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        let tail = &after[digits..];
+        let profile = if tail.is_empty() {
+            None
+        } else if let Some(p) = tail.strip_prefix(PROFILE) {
+            Some(p.to_string())
+        } else {
+            continue;
+        };
+        let model = &rest[..at];
+        let Ok(replica) = after[..digits].parse::<u32>() else { continue };
+        if model.is_empty() || profile.as_deref() == Some("") {
+            return Some(Err(bad()));
+        }
+        return Some(Ok(Identity { model: model.to_string(), replica, profile }));
+    }
+    Some(Err(bad()))
+}
+
+fn phase(words: &[String]) -> Phase {
+    let has = |w: &[&str]| words.iter().any(|x| w.contains(&x.to_ascii_uppercase().as_str()));
+    if has(&["RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "STAGE_OUT", "SIGNALING", "RESIZING"]) {
+        Phase::Holding
+    } else if has(&["PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"]) {
+        Phase::Pending
+    } else {
+        Phase::Done
+    }
+}
+
+const HELP: &str = "give what `squeue --json` or `scontrol -d show job -o` prints";
+
+/// The jobs of a file: JSON when it starts with `{`, else text.
+pub fn read(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
+    if crate::import::is_blank(src.text()) {
+        return Err(vec![
+            Diag::error(Code::EmptyInput, format!("{} is empty: there is no job list", src.name()))
+                .at(src, Span::new(0, src.text().len()), "nothing here")
+                .help(format!("{HELP}; with no job at all, `squeue --json` still prints `{{\"jobs\": []}}`")),
+        ]);
+    }
+    if src.text().trim_start().starts_with('{') { json(src) } else { text_jobs(src) }
+}
+
+fn nodes_of(expr: &str) -> Result<Vec<String>, String> {
+    if expr.trim().is_empty() || expr == "(null)" || expr == "None assigned" {
+        return Ok(Vec::new());
+    }
+    super::hostlist::expand(expr.trim())
+}
+
+fn json(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
+    let file = File::read_json(src, HELP).map_err(|d| vec![d])?;
+    let Some(jobs) = file.value().get("jobs").and_then(Value::as_array) else {
+        return Err(vec![file.error(
+            Code::WrongType,
+            &[],
+            format!("{} has no `jobs` list", src.name()),
+            "not what squeue prints",
+            HELP,
+        )]);
+    };
+    let mut out = Vec::new();
+    let mut errors = crate::import::Problems::default();
+    for (i, j) in jobs.iter().enumerate() {
+        let path = [Step::Key("jobs"), Step::Index(i)];
+        match json_job(j) {
+            Ok(job) => out.push(Job { span: file.span(&path), ..job }),
+            Err(why) => errors.push(file.error(Code::SlurmJob, &path, format!("job {i}: {why}"), "this job", HELP)),
+        }
+        if errors.full() {
+            break;
+        }
+    }
+    errors.into_result()?;
+    Ok(out)
+}
+
+fn json_job(j: &Value) -> Result<Job, String> {
+    let id = match j.get("job_id") {
+        Some(Value::Number(n)) => n.to_string(),
+        other => number(other, u64::MAX)?.map(|n| n.to_string()).unwrap_or_default(),
+    };
+    let phase = phase(&words(j.get("job_state")));
+    let identity = identity(&string(j.get("comment")));
+    let mut job = Job { id, phase, identity, shares: Vec::new(), wanted: Vec::new(), span: Span::default() };
+    match phase {
+        Phase::Done => {}
+        Phase::Pending => job.wanted = nodes_of(&string(j.get("required_nodes")))?,
+        Phase::Holding => {
+            let nodes = nodes_of(&string(j.get("nodes")))?;
+            let gres: Vec<String> = j
+                .get("gres_detail")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().map(|g| g.as_str().unwrap_or_default().to_string()).collect())
+                .unwrap_or_default();
+            let cpus = json_cpus(j, &nodes)?;
+            for (k, node) in nodes.into_iter().enumerate() {
+                job.shares.push(Share {
+                    gres: gres.get(k).cloned().unwrap_or_default(),
+                    cpus: cpus.get(k).copied().flatten(),
+                    node,
+                });
+            }
+        }
+    }
+    Ok(job)
+}
+
+/// Each node's CPUs: `job_resources.nodes.allocation[].cpus.count` (data_parser),
+/// `job_resources.allocated_nodes` (v0.0.37 map / v0.0.38 list), else the
+/// job's CPUs spread evenly.
+fn json_cpus(j: &Value, nodes: &[String]) -> Result<Vec<Option<f64>>, String> {
+    let mut out = vec![None; nodes.len()];
+    let res = j.get("job_resources");
+    if let Some(alloc) = res.and_then(|r| r.pointer("/nodes/allocation")).and_then(Value::as_array) {
+        for a in alloc {
+            let name = string(a.get("name"));
+            if let Some(k) = nodes.iter().position(|n| *n == name) {
+                out[k] = number(a.pointer("/cpus/count"), u64::from(u32::MAX))?.map(|c| c as f64);
+            }
+        }
+    } else if let Some(alloc) = res.and_then(|r| r.get("allocated_nodes")) {
+        let items: Vec<(Option<usize>, &Value)> = match alloc {
+            Value::Array(a) => a.iter().enumerate().map(|(k, v)| (Some(k), v)).collect(),
+            Value::Object(o) => o.iter().map(|(k, v)| (k.parse().ok(), v)).collect(),
+            _ => Vec::new(),
+        };
+        for (k, v) in items {
+            let name = string(v.get("nodename"));
+            let at = nodes.iter().position(|n| *n == name).or(k.filter(|_| name.is_empty()));
+            if let Some(k) = at.filter(|&k| k < nodes.len()) {
+                out[k] = number(v.get("cpus"), u64::from(u32::MAX))?.map(|c| c as f64);
+            }
+        }
+    }
+    if out.iter().all(Option::is_none) && !nodes.is_empty() {
+        let total = match j.get("cpus") {
+            Some(Value::Number(n)) => n.as_u64(),
+            other => number(other, u64::MAX)?,
+        };
+        if let Some(t) = total {
+            let each = t as f64 / nodes.len() as f64;
+            out.iter_mut().for_each(|c| *c = Some(each));
+        }
+    }
+    Ok(out)
+}
+
+/// CPUs in a `CPU_IDs=0-3,8` list, counted without expanding it.
+fn cpu_ids(list: &str) -> Option<f64> {
+    let mut n = 0u64;
+    for part in list.split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (u64, u64) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+        n = n.saturating_add(b.checked_sub(a)?.saturating_add(1));
+    }
+    (n > 0).then_some(n as f64)
+}
+
+fn text_jobs(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
+    let t = src.text();
+    let records = text::records(src, "JobId", "give what `scontrol -d show job -o` prints: `JobId=... JobState=...`")?;
+    let mut out = Vec::with_capacity(records.len());
+    let mut errors = crate::import::Problems::default();
+    for r in &records {
+        let bad = |why: String, key: &str| {
+            Diag::error(Code::SlurmJob, format!("job {}: {why}", r.get(t, "JobId").unwrap_or("?")))
+                .at(src, r.span_of(key).unwrap_or(r.span), "here")
+                .help(HELP)
+        };
+        let phase = phase(&[r.get(t, "JobState").unwrap_or_default().to_string()]);
+        let mut job = Job {
+            id: r.get(t, "JobId").unwrap_or_default().to_string(),
+            phase,
+            identity: r.get(t, "Comment").and_then(identity),
+            shares: Vec::new(),
+            wanted: Vec::new(),
+            span: r.span,
+        };
+        let result = match phase {
+            Phase::Done => Ok(()),
+            Phase::Pending => nodes_of(r.get(t, "ReqNodeList").unwrap_or_default())
+                .map(|w| job.wanted = w)
+                .map_err(|w| bad(w, "ReqNodeList")),
+            Phase::Holding => text_shares(t, r, &mut job.shares).map_err(|(w, k)| bad(w, k)),
+        };
+        match result {
+            Ok(()) => out.push(job),
+            Err(d) => errors.push(d),
+        }
+        if errors.full() {
+            break;
+        }
+    }
+    errors.into_result()?;
+    Ok(out)
+}
+
+/// The per-node lines of `scontrol -d show job`: `Nodes=<hostlist>
+/// CPU_IDs=<list> Mem=<MB> GRES=<gres>` (`GRES_IDX=gpu(IDX:0)` before
+/// 20.11). Without `-d` there are none: the job's nodes from `NodeList`,
+/// its CPUs spread evenly, no GPU indices.
+fn text_shares(t: &str, r: &text::TextRecord, out: &mut Vec<Share>) -> Result<(), (String, &'static str)> {
+    let mut current: Vec<usize> = Vec::new();
+    for (key, _, value) in &r.fields {
+        let v = &t[value.start..value.end];
+        match key.as_str() {
+            "Nodes" => {
+                let names = nodes_of(v).map_err(|w| (w, "Nodes"))?;
+                current = (out.len()..out.len() + names.len()).collect();
+                out.extend(names.into_iter().map(|node| Share { node, gres: String::new(), cpus: None }));
+            }
+            "CPU_IDs" => {
+                let c = cpu_ids(v);
+                current.iter().for_each(|&k| out[k].cpus = c);
+            }
+            "GRES" | "GRES_IDX" => current.iter().for_each(|&k| out[k].gres = v.to_string()),
+            _ => {}
+        }
+    }
+    if out.is_empty() {
+        let nodes = nodes_of(r.get(t, "NodeList").unwrap_or_default()).map_err(|w| (w, "NodeList"))?;
+        let total: Option<f64> = r.get(t, "NumCPUs").and_then(|c| c.parse::<u32>().ok()).map(f64::from);
+        let each = total.filter(|_| !nodes.is_empty()).map(|c| c / nodes.len() as f64);
+        out.extend(nodes.into_iter().map(|node| Share { node, gres: String::new(), cpus: each }));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(model: &str, replica: u32, profile: Option<&str>) -> Option<Result<Identity, String>> {
+        Some(Ok(Identity { model: model.into(), replica, profile: profile.map(Into::into) }))
+    }
+
+    #[test]
+    fn llmgw_comments_name_the_replica() {
+        assert_eq!(identity("llmgw.io/model=m,llmgw.io/replica=0,llmgw.io/profile=p"), id("m", 0, Some("p")));
+        assert_eq!(identity("llmgw.io/model=m,llmgw.io/replica=3"), id("m", 3, None));
+        assert_eq!(identity("nothing of ours"), None);
+        assert_eq!(identity(""), None);
+        assert!(matches!(identity("llmgw.io/model=m"), Some(Err(_))));
+        assert!(matches!(identity("llmgw.io/model=m,llmgw.io/replica=x,llmgw.io/profile=p"), Some(Err(_))));
+        assert!(matches!(identity("llmgw.io/model=,llmgw.io/replica=1"), Some(Err(_))));
+    }
+
+    #[test]
+    fn a_model_may_hold_commas_and_equals_signs() {
+        assert_eq!(
+            identity("llmgw.io/model=a,b=c,llmgw.io/replica=2,llmgw.io/profile=tp=4,x"),
+            id("a,b=c", 2, Some("tp=4,x"))
+        );
+        // `,llmgw.io/replica=` inside a model name, not followed by digits
+        // and the profile: the model keeps it.
+        assert_eq!(
+            identity("llmgw.io/model=x,llmgw.io/replica=y,llmgw.io/replica=1,llmgw.io/profile=p"),
+            id("x,llmgw.io/replica=y", 1, Some("p"))
+        );
+    }
+
+    #[test]
+    fn cpu_id_lists_are_counted() {
+        assert_eq!(cpu_ids("0-3"), Some(4.0));
+        assert_eq!(cpu_ids("0,4-7"), Some(5.0));
+        assert_eq!(cpu_ids(""), None);
+        assert_eq!(cpu_ids("3-1"), None);
+    }
+
+    #[test]
+    fn text_jobs_give_their_nodes_gpus_and_cpus() {
+        let text = "JobId=7 JobName=llmgw-m-r0\n   JobState=RUNNING Reason=None\n   Comment=llmgw.io/model=m,llmgw.io/replica=0,llmgw.io/profile=p\n   NodeList=gpu[01-02]\n     Nodes=gpu01 CPU_IDs=0-1 Mem=100 GRES=gpu:h100:2(IDX:0-1)\n     Nodes=gpu02 CPU_IDs=0-3 Mem=100 GRES=gpu:h100:2(IDX:4-5)\n\nJobId=8 JobState=PENDING ReqNodeList=gpu03 Comment=llmgw.io/model=m,llmgw.io/replica=1,llmgw.io/profile=p\n";
+        let jobs = read(&crate::diag::source("jobs.txt", text.into())).unwrap();
+        assert_eq!(jobs.len(), 2);
+        assert_eq!(jobs[0].phase, Phase::Holding);
+        assert_eq!(jobs[0].identity, id("m", 0, Some("p")));
+        assert_eq!(jobs[0].shares[1].node, "gpu02");
+        assert_eq!(jobs[0].shares[1].gres, "gpu:h100:2(IDX:4-5)");
+        assert_eq!(jobs[0].shares[1].cpus, Some(4.0));
+        assert_eq!((jobs[1].phase, jobs[1].wanted.as_slice()), (Phase::Pending, &["gpu03".to_string()][..]));
+    }
+}
