@@ -1,13 +1,19 @@
-//! A node's GPUs from NVIDIA GPU Feature Discovery labels (or a cloud's
-//! accelerator label), and the GPUs its pods hold.
+//! A node's GPUs from NVIDIA GPU Feature Discovery labels and the
+//! resources the device plugin advertises (or a cloud's accelerator label).
+//!
+//! Every count is checked where it is read, before anything is built from
+//! it: more than 1024 GPUs, or more than seven MIG devices on a GPU, is an
+//! error at the label or resource that says so.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{NodeStatus, Pod};
+use k8s_openapi::api::core::v1::NodeStatus;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::{File, Step, quantity};
 use crate::diag::{Code, Diag};
-use crate::inventory::{Gpu, MigDevice, Node};
+use crate::import::{MAX_GPUS_PER_NODE, MAX_MIB, MAX_MIG_PER_GPU, mig};
+use crate::inventory::{Gpu, MigDevice};
 
 /// Cloud accelerator labels without GFD, and what each stands for: the
 /// product name NVML reports (so the class matches what `discover` writes)
@@ -24,44 +30,85 @@ pub const ALIASES: &[(&str, &str, u64)] = &[
     ("nvidia-b200", "NVIDIA B200", 183359),
 ];
 
-/// MIG devices a profile gives one GPU (A100/H100): 1g 7, 2g 3, 3g 2, 4g and 7g 1.
-fn per_gpu(profile: &str) -> u32 {
-    match profile.split('g').next() {
-        Some("1") => 7,
-        Some("2") => 3,
-        Some("3") => 2,
-        _ => 1,
+/// Where a node's labels and resources are, for pointing at one.
+struct At<'a, 'f> {
+    file: &'a File<'f>,
+    i: usize,
+    id: &'a str,
+}
+
+impl At<'_, '_> {
+    fn path<'k>(&self, keys: &[&'static str], last: &'k str) -> Vec<Step<'k>> {
+        let mut p: Vec<Step<'k>> = self.file.item_path(self.i);
+        p.extend(keys.iter().map(|k| Step::Key(k)));
+        p.push(Step::Key(last));
+        p
+    }
+
+    fn label(&self, key: &str, code: Code, why: String, help: &str) -> Vec<Diag> {
+        let p = self.path(&["metadata", "labels"], key);
+        vec![self.file.error(code, &p, format!("node `{}`: {why}", self.id), "here", help)]
+    }
+
+    /// More GPUs than a node may have, at the count label when there is
+    /// one, else at the resource.
+    fn too_many(&self, labelled: bool, n: u64, what: &str) -> Vec<Diag> {
+        let why = format!("{n} {what} is more than the {MAX_GPUS_PER_NODE} GPUs llmgw takes on a node");
+        if labelled {
+            self.label("nvidia.com/gpu.count", Code::TooManyGpus, why, "a count this large is a typo, never a node")
+        } else {
+            self.resource("capacity", "nvidia.com/gpu", why)
+        }
+    }
+
+    fn resource(&self, which: &'static str, key: &str, why: String) -> Vec<Diag> {
+        let p = self.path(&["status", which], key);
+        vec![self.file.error(
+            Code::TooManyGpus,
+            &p,
+            format!("node `{}`: {why}", self.id),
+            "here",
+            "the device plugin advertises whole counts, at most 1024 GPUs a node",
+        )]
     }
 }
 
-/// A count from a label, or a diagnostic at the label.
-fn count(
-    file: &File<'_>,
-    i: usize,
-    id: &str,
-    labels: &BTreeMap<String, String>,
-    key: &str,
-) -> Result<Option<u64>, Vec<Diag>> {
+/// A count from a label, at most `max`, or a diagnostic at the label.
+fn count(at: &At<'_, '_>, labels: &BTreeMap<String, String>, key: &str, max: u64) -> Result<Option<u64>, Vec<Diag>> {
     let Some(v) = labels.get(key) else { return Ok(None) };
-    v.trim().parse::<u64>().map(Some).map_err(|_| {
-        let mut p = file.item_path(i);
-        p.extend([Step::Key("metadata"), Step::Key("labels"), Step::Key(key)]);
-        vec![file.error(
+    match v.trim().parse::<u64>() {
+        Ok(n) if n <= max => Ok(Some(n)),
+        Ok(n) => Err(at.label(
+            key,
+            if key.ends_with(".memory") { Code::OutOfRange } else { Code::TooManyGpus },
+            format!("label {key} is {n}, more than the {max} llmgw takes"),
+            "a count this large is a typo, never a node",
+        )),
+        Err(_) => Err(at.label(
+            key,
             Code::WrongType,
-            &p,
-            format!("node `{id}`: label {key} is `{v}`, not a number"),
-            "not a number",
+            format!("label {key} is `{v}`, not a number"),
             "GPU Feature Discovery writes counts and memory as whole numbers",
-        )]
-    })
+        )),
+    }
 }
 
+/// A whole count from a resource quantity (`"8"`), at most `max`.
 fn resource(
-    status: Option<&NodeStatus>,
-    which: fn(&NodeStatus) -> Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
+    at: &At<'_, '_>,
+    map: Option<&BTreeMap<String, Quantity>>,
+    which: &'static str,
     key: &str,
-) -> Option<u64> {
-    status.and_then(which).and_then(|m| m.get(key)).and_then(|q| quantity::parse(&q.0)).map(|v| v as u64)
+    max: u64,
+) -> Result<Option<u64>, Vec<Diag>> {
+    let Some(q) = map.and_then(|m| m.get(key)) else { return Ok(None) };
+    match quantity::parse(&q.0) {
+        Some(v) if v >= 0.0 && v.fract() == 0.0 && v <= max as f64 => Ok(Some(v as u64)),
+        Some(v) if v > max as f64 => {
+            Err(at.resource(which, key, format!("{which} {key} is `{}`, more than the {max} llmgw takes", q.0)))
+        }
+        _ => Err(at.resource(which, key, format!("{which} {key} is `{}`, not a whole count", q.0))),
+    }
 }
 
 /// The node's GPUs, numbered 0.. in the order GFD counts them.
@@ -73,26 +120,42 @@ pub fn of(
     status: Option<&NodeStatus>,
     warnings: &mut Vec<Diag>,
 ) -> Result<Vec<Gpu>, Vec<Diag>> {
-    let capacity = resource(status, |s| s.capacity.as_ref(), "nvidia.com/gpu");
-    let allocatable = resource(status, |s| s.allocatable.as_ref(), "nvidia.com/gpu");
-    let label_count = count(file, i, id, labels, "nvidia.com/gpu.count")?;
-    let memory = count(file, i, id, labels, "nvidia.com/gpu.memory")?.unwrap_or(0);
-    let replicas = count(file, i, id, labels, "nvidia.com/gpu.replicas")?.unwrap_or(1).max(1);
+    let at = At { file, i, id };
+    let capacity_map = status.and_then(|s| s.capacity.as_ref());
+    let allocatable_map = status.and_then(|s| s.allocatable.as_ref());
+    // Time-sliced GPUs are offered `replicas` times: the resource may count
+    // more than 1024, the physical GPUs may not.
+    let replicas = count(&at, labels, "nvidia.com/gpu.replicas", u64::from(u32::MAX))?.unwrap_or(1).max(1);
+    let offered = MAX_GPUS_PER_NODE.saturating_mul(replicas.max(MAX_MIG_PER_GPU));
+    let capacity = resource(&at, capacity_map, "capacity", "nvidia.com/gpu", offered)?;
+    let allocatable = resource(&at, allocatable_map, "allocatable", "nvidia.com/gpu", offered)?;
     let (name, memory) = match (labels.get("nvidia.com/gpu.product"), labels.get("cloud.google.com/gke-accelerator")) {
-        (Some(p), _) => (p.clone(), memory),
+        (Some(p), _) => (p.clone(), None),
         (None, Some(a)) => match ALIASES.iter().find(|(k, _, _)| k == a) {
-            Some((_, name, mb)) => ((*name).to_string(), *mb),
-            None => (a.clone(), 0),
+            Some((_, name, mb)) => ((*name).to_string(), Some(*mb)),
+            None => (a.clone(), Some(0)),
         },
-        (None, None) => ("NVIDIA GPU".to_string(), memory),
+        (None, None) => ("NVIDIA GPU".to_string(), None),
     };
-    let Some(n) = label_count.or(capacity).filter(|&n| n > 0) else { return Ok(Vec::new()) };
+    // Under the single MIG strategy the count is of MIG devices.
+    let most = if name.contains("-MIG-") { MAX_GPUS_PER_NODE * MAX_MIG_PER_GPU } else { MAX_GPUS_PER_NODE };
+    let label_count = count(&at, labels, "nvidia.com/gpu.count", most)?;
+    let memory = match memory {
+        Some(mb) => mb,
+        None => count(&at, labels, "nvidia.com/gpu.memory", MAX_MIB)?.unwrap_or(0),
+    };
+    let labelled = label_count.is_some();
+    let too_many = |n: u64, what: &str| at.too_many(labelled, n, what);
 
     // MIG, single strategy: the product names the profile and the count is
     // of MIG devices; the physical GPUs hold as many as the profile fits.
     if let Some((base, profile)) = name.split_once("-MIG-") {
-        let per = u64::from(per_gpu(profile));
+        let Some(n) = label_count.or(capacity).filter(|&n| n > 0) else { return Ok(Vec::new()) };
+        let per = mig::per_gpu(profile);
         let physical = n.div_ceil(per);
+        if physical > MAX_GPUS_PER_NODE {
+            return Err(too_many(physical, "physical GPUs"));
+        }
         let mut left = n;
         return Ok((0..physical as u32)
             .map(|g| {
@@ -107,10 +170,14 @@ pub fn of(
             })
             .collect());
     }
+
+    let migs = mig_devices(&at, labels, capacity_map, warnings)?;
     // Time-slicing: the product says -SHARED and each GPU is offered
     // `replicas` times; the GPUs are the physical ones.
-    let (name, physical, unhealthy) = match name.strip_suffix("-SHARED") {
-        Some(base) if replicas > 1 => {
+    let shared = name.strip_suffix("-SHARED").filter(|_| replicas > 1);
+    let n = label_count.or(capacity).unwrap_or(0);
+    let (name, physical, unhealthy) = match shared {
+        Some(base) => {
             warnings.push(
                 Diag::warning(
                     Code::TimeSliced,
@@ -120,220 +187,176 @@ pub fn of(
                 )
                 .help("a replica on a time-sliced GPU shares its memory and compute with others"),
             );
-            let physical = label_count.unwrap_or_else(|| n / replicas);
+            let physical = label_count.unwrap_or_else(|| n.div_ceil(replicas));
             let missing = capacity.zip(allocatable).map_or(0, |(c, a)| c.saturating_sub(a) / replicas);
             (base.to_string(), physical, missing)
         }
-        _ => (name.clone(), n, capacity.zip(allocatable).map_or(0, |(c, a)| c.saturating_sub(a))),
+        None => (name.clone(), n, capacity.zip(allocatable).map_or(0, |(c, a)| c.saturating_sub(a))),
     };
-    let mut gpus: Vec<Gpu> = (0..physical as u32).map(|g| Gpu::named(g, &name, memory)).collect();
-    // Allocatable below capacity: the difference is unhealthy, the highest indices.
-    for g in gpus.iter_mut().rev().take(unhealthy as usize) {
+    if migs.is_empty() {
+        if physical > MAX_GPUS_PER_NODE {
+            return Err(too_many(physical, "GPUs"));
+        }
+        let mut gpus: Vec<Gpu> = (0..physical as u32).map(|g| Gpu::named(g, &name, memory)).collect();
+        // Allocatable below capacity: the difference is unhealthy, the highest indices.
+        for g in gpus.iter_mut().rev().take(unhealthy as usize) {
+            g.healthy = false;
+        }
+        return Ok(gpus);
+    }
+
+    let whole = if shared.is_some() { 0 } else { capacity.unwrap_or(0) };
+    let mut gpus = mixed(&at, &name, memory, label_count, whole, &migs, warnings)?;
+    // Allocatable below capacity: the difference is unhealthy, among the
+    // whole GPUs, the highest indices.
+    for g in gpus.iter_mut().rev().filter(|g| !g.in_mig_mode()).take(unhealthy as usize) {
         g.healthy = false;
     }
-    // MIG, mixed strategy: nvidia.com/mig-<profile>.count devices, dealt to
-    // the GPUs in index order.
-    let mut dealt = 0usize;
-    for (key, value) in labels {
-        let Some(profile) = key.strip_prefix("nvidia.com/mig-").and_then(|k| k.strip_suffix(".count")) else {
-            continue;
-        };
-        let devices = count(file, i, id, labels, key)?.unwrap_or(0);
-        let _ = value;
-        for _ in 0..devices {
-            let g = &mut gpus[dealt % physical as usize];
-            g.mig = Some(true);
-            let index = g.mig_devices.len() as u32;
-            g.mig_devices.push(MigDevice { index, profile: profile.to_string(), memory_mb: 0, uuid: None });
-            dealt += 1;
+    Ok(gpus)
+}
+
+/// MIG, mixed strategy. With `gpu.count`, the devices are dealt to the
+/// GPUs in MIG mode in index order (device 1 to GPU 0, device 2 to GPU 1,
+/// ...); `nvidia.com/gpu` then counts the GPUs not in MIG mode, the highest
+/// indices. Without it, the devices are packed onto as few GPUs as hold
+/// them, after the `whole` ones.
+fn mixed(
+    at: &At<'_, '_>,
+    name: &str,
+    memory: u64,
+    label_count: Option<u64>,
+    whole: u64,
+    migs: &BTreeMap<String, (u64, u64)>,
+    warnings: &mut Vec<Diag>,
+) -> Result<Vec<Gpu>, Vec<Diag>> {
+    let id = at.id;
+    let devices: Vec<(&str, u64)> =
+        migs.iter().flat_map(|(p, (n, mb))| (0..*n).map(move |_| (p.as_str(), *mb))).collect();
+    let gpus: Vec<Gpu>;
+    match label_count {
+        Some(physical) => {
+            if physical > MAX_GPUS_PER_NODE {
+                return Err(at.too_many(true, physical, "GPUs"));
+            }
+            // The GPUs in MIG mode: all but the whole ones the plugin
+            // advertises (when that leaves any).
+            let in_mig = if whole < physical { physical - whole } else { physical };
+            let per = (devices.len() as u64).div_ceil(in_mig.max(1));
+            if in_mig == 0 || per > MAX_MIG_PER_GPU {
+                return Err(at.label(
+                    "nvidia.com/gpu.count",
+                    Code::TooManyGpus,
+                    format!(
+                        "{} MIG devices on {in_mig} GPU(s) in MIG mode is more than {MAX_MIG_PER_GPU} a GPU",
+                        devices.len()
+                    ),
+                    "a GPU holds at most seven MIG devices: check the MIG resources and gpu.count",
+                ));
+            }
+            let mut all: Vec<Gpu> = (0..physical as u32).map(|g| Gpu::named(g, name, memory)).collect();
+            for (k, (profile, mb)) in devices.iter().enumerate() {
+                let g = &mut all[k % in_mig as usize];
+                g.mig = Some(true);
+                let index = g.mig_devices.len() as u32;
+                g.mig_devices.push(MigDevice { index, profile: (*profile).to_string(), memory_mb: *mb, uuid: None });
+            }
+            gpus = all;
+        }
+        None => {
+            let profiles: Vec<&str> = devices.iter().map(|d| d.0).collect();
+            let packed = mig::pack(&profiles);
+            if whole + packed.len() as u64 > MAX_GPUS_PER_NODE {
+                return Err(at.too_many(false, whole + packed.len() as u64, "GPUs"));
+            }
+            warnings.push(
+                Diag::warning(
+                    Code::MigResources,
+                    format!(
+                        "node `{id}`: no nvidia.com/gpu.count label; its {} MIG devices are taken as {} GPU(s) in MIG mode",
+                        devices.len(),
+                        packed.len()
+                    ),
+                )
+                .help("GPU Feature Discovery labels the node with its GPU count; without it llmgw counts as few GPUs as hold the devices"),
+            );
+            let mut all: Vec<Gpu> = (0..whole as u32).map(|g| Gpu::named(g, name, memory)).collect();
+            for held in packed {
+                let mut g = Gpu::named(all.len() as u32, name, memory);
+                g.mig = Some(true);
+                g.mig_devices = held
+                    .iter()
+                    .enumerate()
+                    .map(|(m, &d)| MigDevice {
+                        index: m as u32,
+                        profile: devices[d].0.to_string(),
+                        memory_mb: devices[d].1,
+                        uuid: None,
+                    })
+                    .collect();
+                all.push(g);
+            }
+            gpus = all;
         }
     }
     Ok(gpus)
 }
 
-/// The part of an `llmgw.io/gpus` annotation for one node:
-/// `a=0,1;b=2,3` gives `[0, 1]` for `a`.
-fn part<'a>(annotation: &'a str, node: &str) -> Option<&'a str> {
-    annotation.split(';').find_map(|p| p.split_once('=').filter(|(n, _)| n.trim() == node).map(|(_, v)| v))
-}
-
-/// MIG devices a pod holds: the one its annotation names
-/// (`<gpu>:<index>`), else the lowest free ones of each profile.
-fn hold_migs(
-    node: &mut Node,
-    model: &str,
-    replica: u32,
-    migs: &[(String, u64)],
-    named: Option<&str>,
-    assumed: &mut dyn FnMut(),
-) {
-    let named = named.and_then(|v| {
-        let (g, m) = v.split_once(':')?;
-        Some((g.trim().parse::<u32>().ok()?, m.trim().parse::<u32>().ok()?))
-    });
-    for (profile, n) in migs {
-        let held: BTreeSet<(u32, u32)> = node
-            .allocations
-            .iter()
-            .filter(|a| !a.mig_devices.is_empty())
-            .flat_map(|a| a.mig_devices.iter().map(move |m| (a.gpus[0], *m)))
-            .collect();
-        let chosen: Vec<(u32, u32)> = match named {
-            Some(d) => vec![d],
-            None => {
-                assumed();
-                node.gpus
-                    .iter()
-                    .filter(|g| g.in_mig_mode() && g.healthy)
-                    .flat_map(|g| {
-                        g.mig_devices.iter().filter(|d| &d.profile == profile).map(move |d| (g.index, d.index))
-                    })
-                    .filter(|d| !held.contains(d))
-                    .take(*n as usize)
-                    .collect()
-            }
-        };
-        for (g, m) in chosen {
-            node.allocations.push(super::allocation(model.to_string(), replica, vec![g], vec![m]));
-        }
-    }
-}
-
-/// MIG devices wanted, per profile.
-type MigCounts = Vec<(String, u64)>;
-
-/// A pod that holds GPUs now: its node, whole GPUs, and MIG devices per
-/// profile, from its containers' limits. Unbound and finished pods hold none.
-fn holding(pod: &Pod) -> Option<(&str, u64, MigCounts)> {
-    let spec = pod.spec.as_ref()?;
-    let node = spec.node_name.as_deref()?;
-    if matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed")) {
-        return None;
-    }
-    let mut whole = 0u64;
-    let mut migs: Vec<(String, u64)> = Vec::new();
-    for c in &spec.containers {
-        for (k, q) in c.resources.as_ref().and_then(|r| r.limits.as_ref()).into_iter().flatten() {
-            let v = quantity::parse(&q.0).unwrap_or(0.0) as u64;
-            if k == "nvidia.com/gpu" {
-                whole += v;
-            } else if let Some(profile) = k.strip_prefix("nvidia.com/mig-") {
-                migs.push((profile.to_string(), v));
-            }
-        }
-    }
-    (whole > 0 || migs.iter().any(|m| m.1 > 0)).then_some((node, whole, migs))
-}
-
-/// GPUs (and MIG devices) the pods hold, as allocations on their nodes.
-pub fn allocations(
-    file: &File<'_>,
-    pods: &[Pod],
-    nodes: &mut [Node],
+/// Profile -> (devices, MiB each). The node's MIG resources
+/// (`status.capacity["nvidia.com/mig-<profile>"]`) are the truth for which
+/// devices exist; GFD's `nvidia.com/mig-<profile>.count` labels only when
+/// the node advertises none. Labels that say otherwise are warned about.
+fn mig_devices(
+    at: &At<'_, '_>,
+    labels: &BTreeMap<String, String>,
+    capacity: Option<&BTreeMap<String, Quantity>>,
     warnings: &mut Vec<Diag>,
-) -> Result<(), Vec<Diag>> {
-    // Pods that say which GPUs they hold go first; the others get the
-    // lowest free ones, in (namespace, name) order.
-    let mut order: Vec<usize> = (0..pods.len()).collect();
-    let key = |p: &Pod| (p.metadata.namespace.clone().unwrap_or_default(), p.metadata.name.clone().unwrap_or_default());
-    let says = |p: &Pod| {
-        p.metadata
-            .annotations
-            .as_ref()
-            .is_some_and(|a| a.contains_key("llmgw.io/gpus") || a.contains_key("llmgw.io/mig-devices"))
-    };
-    order.sort_by_key(|&i| (!says(&pods[i]), key(&pods[i])));
-    let mut errors = Vec::new();
-    let mut assumed = Vec::new();
-    for i in order {
-        let pod = &pods[i];
-        let Some((node_name, whole, migs)) = holding(pod) else { continue };
-        let (ns, name) = key(pod);
-        let Some(node) = nodes.iter_mut().find(|n| n.id == node_name) else {
-            warnings.push(Diag::warning(
-                Code::PodOnUnknownNode,
-                format!("pod {ns}/{name} holds GPUs on `{node_name}`, which the node list does not have"),
-            ));
+) -> Result<BTreeMap<String, (u64, u64)>, Vec<Diag>> {
+    let cap_limit = MAX_GPUS_PER_NODE * MAX_MIG_PER_GPU;
+    let mut from_capacity = BTreeMap::new();
+    for key in capacity.into_iter().flat_map(BTreeMap::keys) {
+        let Some(profile) = key.strip_prefix("nvidia.com/mig-").filter(|p| mig::is_profile(p)) else { continue };
+        if let Some(n) = resource(at, capacity, "capacity", key, cap_limit)?.filter(|&n| n > 0) {
+            from_capacity.insert(profile.to_string(), n);
+        }
+    }
+    let mut from_labels = BTreeMap::new();
+    for key in labels.keys() {
+        let Some(profile) = key.strip_prefix("nvidia.com/mig-").and_then(|k| k.strip_suffix(".count")) else {
             continue;
         };
-        let labels = pod.metadata.labels.clone().unwrap_or_default();
-        let annotations = pod.metadata.annotations.clone().unwrap_or_default();
-        // render writes the exact model name as an annotation too: a label
-        // cannot hold every name.
-        let model = annotations
-            .get("llmgw.io/model")
-            .or_else(|| labels.get("llmgw.io/model"))
-            .cloned()
-            .unwrap_or_else(|| format!("pod:{ns}/{name}"));
-        let replica = match labels.get("llmgw.io/replica") {
-            None => 0,
-            Some(r) => match r.parse::<u32>() {
-                Ok(r) => r,
-                Err(_) => {
-                    let mut p = file.item_path(i);
-                    p.extend([Step::Key("metadata"), Step::Key("labels"), Step::Key("llmgw.io/replica")]);
-                    errors.push(file.error(
-                        Code::WrongType,
-                        &p,
-                        format!("pod {ns}/{name}: llmgw.io/replica is `{r}`, not a replica index"),
-                        "not a number",
-                        "render writes the replica index, a whole number",
-                    ));
-                    continue;
-                }
-            },
-        };
-        let taken: BTreeSet<u32> =
-            node.allocations.iter().filter(|a| a.mig_devices.is_empty()).flat_map(|a| a.gpus.clone()).collect();
-        if whole > 0 {
-            let named: Option<Vec<u32>> = annotations
-                .get("llmgw.io/gpus")
-                .and_then(|a| part(a, node_name))
-                .map(|v| v.split(',').filter_map(|g| g.trim().parse().ok()).collect());
-            let gpus = match named {
-                Some(g) => g,
-                None => {
-                    assumed.push(format!("{ns}/{name}"));
-                    node.gpus
-                        .iter()
-                        .filter(|g| g.healthy && !taken.contains(&g.index) && !g.in_mig_mode())
-                        .map(|g| g.index)
-                        .take(whole as usize)
-                        .collect()
-                }
-            };
-            if let Some(g) = gpus.iter().find(|g| taken.contains(g) || node.gpu_position(**g).is_none()) {
-                let mut p = file.item_path(i);
-                p.extend([Step::Key("metadata"), Step::Key("annotations")]);
-                errors.push(file.error(
-                    Code::GpuAllocatedTwice,
-                    &p,
-                    format!(
-                        "pod {ns}/{name} holds GPU {g} of `{node_name}`, which another pod holds or the node lacks"
-                    ),
-                    "GPU named here",
-                    "fix the llmgw.io/gpus annotation of one of the pods",
-                ));
-                continue;
-            }
-            node.allocations.push(super::allocation(model.clone(), replica, gpus, Vec::new()));
+        if let Some(n) = count(at, labels, key, cap_limit)?.filter(|&n| n > 0) {
+            from_labels.insert(profile.to_string(), n);
         }
-        let named = annotations.get("llmgw.io/mig-devices").and_then(|a| part(a, node_name));
-        hold_migs(node, &model, replica, &migs, named, &mut || assumed.push(format!("{ns}/{name}")));
     }
-    if !assumed.is_empty() {
-        assumed.dedup();
-        warnings.push(
-            Diag::warning(
-                Code::GpusAssumed,
-                format!(
-                    "{} pod(s) name no GPUs (no llmgw.io/gpus annotation); the lowest free ones were assumed: {}",
-                    assumed.len(),
-                    crate::report::shorten(&assumed.iter().map(String::as_str).collect::<Vec<_>>(), 5)
-                ),
-            )
-            .help("pods rendered by llmgw carry the annotation; for others, which GPUs they hold is a guess"),
-        );
+    let total: u64 = from_capacity.values().chain(from_labels.values()).sum();
+    if total > cap_limit {
+        return Err(at.resource("capacity", "nvidia.com/gpu", format!("{total} MIG devices is more than {cap_limit}")));
     }
-    if errors.is_empty() { Ok(()) } else { Err(errors) }
+    let chosen = if from_capacity.is_empty() {
+        from_labels
+    } else {
+        if !from_labels.is_empty() && from_labels != from_capacity {
+            let show =
+                |m: &BTreeMap<String, u64>| m.iter().map(|(p, n)| format!("{n} {p}")).collect::<Vec<_>>().join(", ");
+            warnings.push(
+                Diag::warning(
+                    Code::MigResources,
+                    format!(
+                        "node `{}`: its MIG labels say {}, but it advertises {}; the advertised devices are taken",
+                        at.id,
+                        show(&from_labels),
+                        show(&from_capacity)
+                    ),
+                )
+                .help("GPU Feature Discovery relabels the node after a MIG reconfiguration; until then its labels are stale"),
+            );
+        }
+        from_capacity
+    };
+    let mut out = BTreeMap::new();
+    for (profile, n) in chosen {
+        let mb = count(at, labels, &format!("nvidia.com/mig-{profile}.memory"), MAX_MIB)?.unwrap_or(0);
+        out.insert(profile, (n, mb));
+    }
+    Ok(out)
 }

@@ -4,19 +4,22 @@
 
 mod gpus;
 pub mod labels;
+mod pods;
 pub mod quantity;
 pub mod render;
 
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Node as KubeNode, Pod};
+use k8s_openapi::api::core::v1::Node as KubeNode;
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::diag::{Code, Diag, Source};
 use crate::doc::{self, Format, Span};
-use crate::inventory::{Allocation, Fabric, Inventory, Node, State};
+use crate::import::Problems;
+use crate::inventory::{Fabric, Inventory, Node, State};
 
 /// What `inventory import kubernetes` is told besides the files.
 #[derive(Default)]
@@ -38,7 +41,19 @@ pub enum Step<'a> {
 pub struct File<'s> {
     pub src: &'s Source,
     value: Value,
+    /// The items of a JSON `List`, unparsed: each is read when its turn
+    /// comes, so a list of millions never sits in memory as values.
+    raw: Option<Vec<&'s RawValue>>,
     tree: OnceCell<Option<doc::Node<'s>>>,
+}
+
+/// The top of a JSON `List`, its items left as text.
+#[derive(Deserialize)]
+struct ListTop<'a> {
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(borrow, default)]
+    items: Option<Vec<&'a RawValue>>,
 }
 
 impl<'s> File<'s> {
@@ -50,87 +65,143 @@ impl<'s> File<'s> {
                 .at(src, Span::new(at, at), "here")
                 .help(help.to_string())
         })?;
-        Ok(File { src, value, tree: OnceCell::new() })
+        Ok(File { src, value, raw: None, tree: OnceCell::new() })
     }
 
     pub fn value(&self) -> &Value {
         &self.value
     }
 
-    fn read(src: &'s Source) -> Result<File<'s>, Diag> {
+    fn read(src: &'s Source, command: &str) -> Result<File<'s>, Diag> {
+        if crate::import::is_blank(src.text()) {
+            return Err(crate::import::empty_input(src, command));
+        }
         if src.format() == Format::Json {
-            return Self::read_json(src, "give what `kubectl get ... -o json` prints");
+            if let Ok(ListTop { kind: Some(kind), items: Some(items) }) =
+                serde_json::from_str::<ListTop<'s>>(src.text())
+                && kind.ends_with("List")
+            {
+                let value = serde_json::json!({"kind": kind, "items": []});
+                return Ok(File { src, value, raw: Some(items), tree: OnceCell::new() });
+            }
+            let mut f = Self::read_json(src, "give what `kubectl get ... -o json` prints")?;
+            stringify(&mut f.value, false);
+            return Ok(f);
         }
         let tree = doc::parse(src.text(), src.format()).map_err(|e| {
             Diag::error(Code::Syntax, format!("{} is not valid YAML: {}", src.name(), e.message))
                 .at(src, e.span, "here")
                 .help("give what `kubectl get ... -o yaml` prints")
         })?;
-        let value = to_json(&tree);
-        Ok(File { src, value, tree: OnceCell::new() })
+        let value = to_json(&tree, src.text(), false);
+        Ok(File { src, value, raw: None, tree: OnceCell::new() })
     }
 
     /// Where a value is, by its path: the nearest span the tree has.
     pub fn span(&self, path: &[Step<'_>]) -> Span {
-        let tree = self.tree.get_or_init(|| doc::parse(self.src.text(), self.src.format()).ok());
-        let Some(mut at) = tree.as_ref() else { return Span::new(0, 0) };
-        for step in path {
-            let next = match (step, &at.value) {
-                (Step::Key(k), doc::Value::Table(t)) => t.iter().find(|e| e.key == *k).map(|e| &e.value),
-                (Step::Index(i), doc::Value::Array(a)) => a.get(*i),
-                _ => None,
-            };
-            match next {
-                Some(n) => at = n,
-                None => break,
-            }
+        // An item of a raw list: only that item is parsed, never the file.
+        if let (Some(raw), [Step::Key("items"), Step::Index(i), rest @ ..]) = (&self.raw, path)
+            && let Some(item) = raw.get(*i)
+        {
+            let base = item.get().as_ptr() as usize - self.src.text().as_ptr() as usize;
+            let Ok(tree) = doc::parse(item.get(), Format::Json) else { return Span::new(base, base) };
+            let at = walk(&tree, rest).span;
+            return Span::new(base + at.start, base + at.end);
         }
-        at.span
+        let tree = self.tree.get_or_init(|| doc::parse(self.src.text(), self.src.format()).ok());
+        match tree.as_ref() {
+            Some(t) => walk(t, path).span,
+            None => Span::new(0, 0),
+        }
     }
 
     pub fn error(&self, code: Code, path: &[Step<'_>], message: String, label: &str, help: &str) -> Diag {
         Diag::error(code, message).at(self.src, self.span(path), label).help(help)
     }
 
-    /// The objects of kind `kind`: the file's `items` (a `List`), or the
-    /// file itself (one object).
-    fn objects<T: for<'de> Deserialize<'de>>(&self, kind: &str) -> Result<Vec<T>, Vec<Diag>> {
+    /// Each object of kind `kind`, read one at a time (a file of millions
+    /// of items never becomes millions of typed objects at once): the
+    /// file's `items` (a `List`), or the file itself (one object). A file
+    /// of another kind is an error; an item that is not a `kind` is one of
+    /// `problems`, and reading stops when they are full.
+    fn each<T: for<'de> Deserialize<'de>>(
+        &self,
+        kind: &str,
+        problems: &mut Problems,
+        mut f: impl FnMut(usize, T, &mut Problems),
+    ) -> Result<usize, Vec<Diag>> {
         let bad = |path: &[Step<'_>], why: String| {
-            vec![self.error(
+            self.error(
                 Code::WrongType,
                 path,
                 why,
                 "not what kubectl prints",
                 &format!("give the output of `kubectl get {}s -o json` (a List of {kind})", kind.to_lowercase()),
-            )]
+            )
         };
         let top = self.value.get("kind").and_then(Value::as_str).unwrap_or("");
-        let items: Vec<&Value> = match (top, self.value.get("items").and_then(Value::as_array)) {
-            (k, _) if k == kind => vec![&self.value],
-            (k, Some(items)) if k == "List" || k == format!("{kind}List") => items.iter().collect(),
+        if let Some(raw) = &self.raw
+            && (top == "List" || top == format!("{kind}List"))
+        {
+            for (i, item) in raw.iter().enumerate() {
+                // Valid JSON already: the whole file parsed as a list.
+                let mut v: Value = serde_json::from_str(item.get()).unwrap_or(Value::Null);
+                stringify(&mut v, false);
+                self.one(kind, top, i, &v, problems, &mut f);
+                if problems.full() {
+                    break;
+                }
+            }
+            return Ok(raw.len());
+        }
+        let items: &[Value] = match (top, self.value.get("items").and_then(Value::as_array)) {
+            (k, _) if k == kind => std::slice::from_ref(&self.value),
+            (k, Some(items)) if k == "List" || k == format!("{kind}List") => items,
             _ => {
                 let what = if top.is_empty() { "no kind".to_string() } else { format!("kind `{top}`") };
-                return Err(bad(
+                return Err(vec![bad(
                     &[Step::Key("kind")],
                     format!("{} is not a {kind} list: it has {what}", self.src.name()),
-                ));
+                )]);
             }
         };
-        let mut out = Vec::with_capacity(items.len());
-        let mut errors = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let path = |k| {
-                if top == kind { vec![Step::Key(k)] } else { vec![Step::Key("items"), Step::Index(i), Step::Key(k)] }
-            };
-            match item.get("kind").and_then(Value::as_str) {
-                Some(k) if k != kind => errors.extend(bad(&path("kind"), format!("item {i} is a {k}, not a {kind}"))),
-                _ => match T::deserialize(*item) {
-                    Ok(o) => out.push(o),
-                    Err(e) => errors.extend(bad(&path("metadata"), format!("item {i} is not a {kind}: {e}"))),
-                },
+            self.one(kind, top, i, item, problems, &mut f);
+            if problems.full() {
+                break;
             }
         }
-        if errors.is_empty() { Ok(out) } else { Err(errors) }
+        Ok(items.len())
+    }
+
+    /// One item of `each`.
+    fn one<T: for<'de> Deserialize<'de>>(
+        &self,
+        kind: &str,
+        top: &str,
+        i: usize,
+        item: &Value,
+        problems: &mut Problems,
+        f: &mut impl FnMut(usize, T, &mut Problems),
+    ) {
+        let path =
+            |k| if top == kind { vec![Step::Key(k)] } else { vec![Step::Key("items"), Step::Index(i), Step::Key(k)] };
+        let bad = |path: &[Step<'_>], why: String| {
+            self.error(
+                Code::WrongType,
+                path,
+                why,
+                "not what kubectl prints",
+                &format!("give the output of `kubectl get {}s -o json` (a List of {kind})", kind.to_lowercase()),
+            )
+        };
+        match item.get("kind").and_then(Value::as_str) {
+            Some(k) if k != kind => problems.push(bad(&path("kind"), format!("item {i} is a {k}, not a {kind}"))),
+            _ => match T::deserialize(item) {
+                Ok(o) => f(i, o, problems),
+                Err(e) => problems.push(bad(&path("metadata"), format!("item {i} is not a {kind}: {e}"))),
+            },
+        }
     }
 
     fn item_path(&self, i: usize) -> Vec<Step<'static>> {
@@ -138,23 +209,64 @@ impl<'s> File<'s> {
     }
 }
 
-/// One YAML document as JSON, through llmgw's own bounded YAML reader.
-pub fn yaml_to_json(text: &str) -> Result<Value, String> {
-    doc::parse(text, Format::Yaml).map(|t| to_json(&t)).map_err(|e| e.message)
+/// The node at `path` in a spanned tree, or the nearest one above it.
+fn walk<'t, 'a>(mut at: &'t doc::Node<'a>, path: &[Step<'_>]) -> &'t doc::Node<'a> {
+    for step in path {
+        let next = match (step, &at.value) {
+            (Step::Key(k), doc::Value::Table(t)) => t.iter().find(|e| e.key == *k).map(|e| &e.value),
+            (Step::Index(i), doc::Value::Array(a)) => a.get(*i),
+            _ => None,
+        };
+        match next {
+            Some(n) => at = n,
+            None => break,
+        }
+    }
+    at
 }
 
-/// The spanned tree as JSON, for YAML input.
-fn to_json(n: &doc::Node<'_>) -> Value {
+/// One YAML document as JSON, through llmgw's own bounded YAML reader.
+pub fn yaml_to_json(text: &str) -> Result<Value, String> {
+    doc::parse(text, Format::Yaml).map(|t| to_json(&t, text, false)).map_err(|e| e.message)
+}
+
+/// Maps whose values Kubernetes takes as strings, whatever a YAML writer
+/// left unquoted: `nvidia.com/cuda.driver.rev: 08` is the label "08", as
+/// kubectl reads it, not the integer 8.
+const STRING_MAPS: &[&str] =
+    &["labels", "annotations", "capacity", "allocatable", "limits", "requests", "nodeSelector"];
+
+/// The spanned tree as JSON, for YAML input; in a string map (`strings`)
+/// a plain scalar is the text it spells.
+fn to_json(n: &doc::Node<'_>, text: &str, strings: bool) -> Value {
+    let spelled = || Value::String(text.get(n.span.start..n.span.end).unwrap_or_default().to_string());
     match &n.value {
         doc::Value::Str(s) => Value::String(s.to_string()),
+        doc::Value::Null if strings => Value::String(String::new()),
+        doc::Value::Int(_) | doc::Value::Float(_) | doc::Value::Bool(_) | doc::Value::Other(_) if strings => spelled(),
         doc::Value::Int(i) => (*i).into(),
         doc::Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
         doc::Value::Bool(b) => (*b).into(),
         doc::Value::Null | doc::Value::Other(_) => Value::Null,
-        doc::Value::Array(a) => a.iter().map(to_json).collect(),
-        doc::Value::Table(t) => {
-            t.iter().map(|e| (e.key.to_string(), to_json(&e.value))).collect::<serde_json::Map<_, _>>().into()
-        }
+        doc::Value::Array(a) => a.iter().map(|x| to_json(x, text, false)).collect(),
+        doc::Value::Table(t) => t
+            .iter()
+            .map(|e| (e.key.to_string(), to_json(&e.value, text, strings || STRING_MAPS.contains(&e.key.as_ref()))))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+    }
+}
+
+/// As `to_json` for JSON input: numbers and booleans a script wrote into a
+/// string map become the strings they print as.
+fn stringify(v: &mut Value, strings: bool) {
+    match v {
+        Value::Number(n) if strings => *v = Value::String(n.to_string()),
+        Value::Bool(b) if strings => *v = Value::String(b.to_string()),
+        Value::Null if strings => *v = Value::String(String::new()),
+        Value::Array(a) => a.iter_mut().for_each(|x| stringify(x, false)),
+        Value::Object(o) => o.iter_mut().for_each(|(k, x)| stringify(x, strings || STRING_MAPS.contains(&k.as_str()))),
+        _ => {}
     }
 }
 
@@ -184,6 +296,55 @@ fn discovered_by(v: &str) -> String {
     v.replacen('-', " ", 1)
 }
 
+/// A node's memory (`status.capacity.memory`, MiB) and CPUs
+/// (`status.allocatable.cpu`, whole), each in the range the inventory
+/// takes, or the error at the quantity.
+fn sizes(
+    file: &File<'_>,
+    i: usize,
+    id: &str,
+    status: Option<&k8s_openapi::api::core::v1::NodeStatus>,
+) -> Result<(u64, Option<u32>), Vec<Diag>> {
+    let capacity = status.and_then(|s| s.capacity.as_ref());
+    let at_status = |which: &'static str, key: &'static str| {
+        let mut p = file.item_path(i);
+        p.extend([Step::Key("status"), Step::Key(which), Step::Key(key)]);
+        p
+    };
+    let memory_total_mb = match capacity.and_then(|c| c.get("memory")) {
+        None => 0,
+        Some(q) => quantity::parse(&q.0).and_then(crate::import::mib_of_bytes).ok_or_else(|| {
+            vec![file.error(
+                Code::OutOfRange,
+                &at_status("capacity", "memory"),
+                format!("node `{id}`: memory `{}` is not a Kubernetes quantity of bytes llmgw takes", q.0),
+                "not a memory size",
+                "a quantity is a number with an optional suffix (2113470464Ki, 2Ti, 64G), from 0 to 8 EiB",
+            )]
+        })?,
+    };
+    let allocatable = status.and_then(|s| s.allocatable.as_ref());
+    let cpus = match allocatable.and_then(|c| c.get("cpu")) {
+        None => None,
+        // `95500m` is 95.5 CPUs; a replica gets whole ones.
+        Some(q) => Some(
+            quantity::parse(&q.0)
+                .filter(|c| (0.0..=f64::from(u32::MAX)).contains(c))
+                .map(|c| c.floor() as u32)
+                .ok_or_else(|| {
+                    vec![file.error(
+                        Code::OutOfRange,
+                        &at_status("allocatable", "cpu"),
+                        format!("node `{id}`: allocatable cpu `{}` is not a CPU count llmgw takes", q.0),
+                        "not a CPU count",
+                        "Kubernetes writes CPUs as a quantity: 96, 95500m",
+                    )]
+                })?,
+        ),
+    };
+    Ok((memory_total_mb, cpus))
+}
+
 /// One node: id, labels, state, memory, GPUs, llmgw's own labels.
 fn node(
     file: &File<'_>,
@@ -204,26 +365,19 @@ fn node(
             "every Node has a name",
         )]);
     }
+    if let Some(c) = crate::import::control_in_id(&id) {
+        at.push(Step::Key("name"));
+        return Err(vec![file.error(
+            Code::ControlCharacter,
+            &at,
+            format!("node `{}` has the control character {} in its name", crate::term::escape(&id), c.escape_default()),
+            "this name",
+            "node names end up in scripts and file names: Kubernetes' own names never hold one",
+        )]);
+    }
     let labels: BTreeMap<String, String> = k.metadata.labels.clone().unwrap_or_default();
     let status = k.status.as_ref();
-    let capacity = status.and_then(|s| s.capacity.as_ref());
-    let memory_total_mb = match capacity.and_then(|c| c.get("memory")) {
-        None => 0,
-        Some(q) => match quantity::parse(&q.0) {
-            Some(bytes) => (bytes / (1024.0 * 1024.0)) as u64,
-            None => {
-                let mut p = file.item_path(i);
-                p.extend([Step::Key("status"), Step::Key("capacity"), Step::Key("memory")]);
-                return Err(vec![file.error(
-                    Code::WrongType,
-                    &p,
-                    format!("node `{id}`: memory `{}` is not a Kubernetes quantity", q.0),
-                    "not a quantity",
-                    "a quantity is a number with an optional suffix: 2113470464Ki, 2Ti, 64G",
-                )]);
-            }
-        },
-    };
+    let (memory_total_mb, cpus) = sizes(file, i, &id, status)?;
     let gpus = gpus::of(file, i, &id, &labels, status, warnings)?;
     let mut engines: Option<BTreeMap<String, String>> = None;
     let mut fabrics = Vec::new();
@@ -233,7 +387,7 @@ fn node(
         state: state(k),
         labels: labels.clone(),
         memory_total_mb,
-        cpus: None,
+        cpus,
         engines: None,
         weights: None,
         disk: None,
@@ -275,22 +429,26 @@ fn node(
     Ok(node)
 }
 
-/// An inventory from `kubectl get nodes` output, and the GPUs the pods
-/// hold from `kubectl get pods -A` output; with the warnings to show.
+/// An inventory from `kubectl get nodes` output, and what the pods hold
+/// from `kubectl get pods -A` output; with the warnings to show.
 pub fn import(nodes: &Source, pods: Option<&Source>, settings: &Settings) -> Result<(Inventory, Vec<Diag>), Vec<Diag>> {
-    let file = File::read(nodes).map_err(|d| vec![d])?;
-    let kube: Vec<KubeNode> = file.objects("Node")?;
+    let file = File::read(nodes, "kubectl get nodes -o json").map_err(|d| vec![d])?;
     let mut warnings = Vec::new();
-    let mut errors = Vec::new();
-    let mut out = Vec::with_capacity(kube.len());
-    for (i, k) in kube.iter().enumerate() {
-        match node(&file, i, k, settings, &mut warnings) {
-            Ok(n) => out.push(n),
-            Err(d) => errors.extend(d),
-        }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
+    let mut problems = Problems::default();
+    let mut out = Vec::new();
+    file.each("Node", &mut problems, |i, k: KubeNode, problems| match node(&file, i, &k, settings, &mut warnings) {
+        Ok(n) => out.push(n),
+        Err(d) => problems.extend(d),
+    })?;
+    problems.into_result()?;
+    if out.is_empty() {
+        return Err(vec![file.error(
+            Code::EmptyInput,
+            &[Step::Key("items")],
+            format!("{} lists no nodes", nodes.name()),
+            "no Node here",
+            "give what `kubectl get nodes -o json` prints for a cluster with nodes",
+        )]);
     }
     out.sort_by(|a, b| a.id.cmp(&b.id));
     if let Some(w) = out.windows(2).find(|w| w[0].id == w[1].id) {
@@ -301,13 +459,8 @@ pub fn import(nodes: &Source, pods: Option<&Source>, settings: &Settings) -> Res
         ]);
     }
     if let Some(pods) = pods {
-        let pf = File::read(pods).map_err(|d| vec![d])?;
-        let list: Vec<Pod> = pf.objects("Pod")?;
-        gpus::allocations(&pf, &list, &mut out, &mut warnings)?;
+        let pf = File::read(pods, "kubectl get pods -A -o json").map_err(|d| vec![d])?;
+        pods::allocations(&pf, &mut out, &mut warnings)?;
     }
     Ok((Inventory { nodes: out }, warnings))
-}
-
-pub(crate) fn allocation(model: String, replica: u32, gpus: Vec<u32>, mig_devices: Vec<u32>) -> Allocation {
-    Allocation::new(model, replica, gpus, mig_devices)
 }

@@ -1,0 +1,536 @@
+//! What pods hold, as allocations on their nodes: GPUs (whole, or MIG
+//! devices) and CPUs; llmgw's own pods as the replicas they are.
+//!
+//! The annotations render writes say exactly which GPUs a pod holds
+//! (`llmgw.io/gpus: n1=0,1`, `llmgw.io/mig-devices: n1=0:3`). One that
+//! cannot be true (does not parse, names a GPU the node lacks, names one
+//! twice, or fewer than the pod asks for) is an error: a pod must never
+//! silently hold no GPU. Pods that hold more than the node has are warned
+//! about; the later ones hold what is left.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::Pod;
+
+use super::{File, Step, quantity};
+use crate::diag::{Code, Diag};
+use crate::import::{MAX_GPUS_PER_NODE, MAX_MIG_PER_GPU, Problems};
+use crate::inventory::{Allocation, Node};
+
+/// What llmgw needs of one pod that holds something on a node.
+struct Held {
+    i: usize,
+    ns: String,
+    name: String,
+    node: String,
+    labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+    whole: u64,
+    /// MIG devices wanted per profile.
+    migs: Vec<(String, u64)>,
+    cpus: f64,
+}
+
+impl Held {
+    fn key(&self) -> (&str, &str) {
+        (&self.ns, &self.name)
+    }
+    fn llmgw(&self) -> bool {
+        self.labels.contains_key("llmgw.io/model") || self.annotations.contains_key("llmgw.io/model")
+    }
+    fn says(&self) -> bool {
+        self.annotations.contains_key("llmgw.io/gpus") || self.annotations.contains_key("llmgw.io/mig-devices")
+    }
+    fn who(&self) -> String {
+        format!("{}/{}", self.ns, self.name)
+    }
+}
+
+/// A pod not bound to a node yet, that llmgw's labels name: a replica that
+/// exists and waits to be scheduled.
+struct Waiting {
+    labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+    ns: String,
+    name: String,
+    i: usize,
+    nodes: Vec<String>,
+}
+
+fn path(file: &File<'_>, i: usize, keys: &[&'static str]) -> Vec<Step<'static>> {
+    let mut p = file.item_path(i);
+    p.extend(keys.iter().map(|k| Step::Key(k)));
+    p
+}
+
+/// The nodes an unbound pod is pinned to: the nodes its llmgw annotations
+/// name, else its `kubernetes.io/hostname` selector, else the node names
+/// of its required node affinity.
+fn pinned(pod: &Pod, annotations: &BTreeMap<String, String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for key in ["llmgw.io/gpus", "llmgw.io/mig-devices"] {
+        for part in annotations.get(key).map(String::as_str).unwrap_or_default().split(';') {
+            if let Some((n, _)) = part.split_once('=') {
+                out.push(n.trim().to_string());
+            }
+        }
+    }
+    let spec = pod.spec.as_ref();
+    if out.is_empty()
+        && let Some(h) = spec.and_then(|s| s.node_selector.as_ref()).and_then(|s| s.get("kubernetes.io/hostname"))
+    {
+        out.push(h.clone());
+    }
+    if out.is_empty() {
+        let terms = spec
+            .and_then(|s| s.affinity.as_ref())
+            .and_then(|a| a.node_affinity.as_ref())
+            .and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref())
+            .map(|r| r.node_selector_terms.clone())
+            .unwrap_or_default();
+        for t in terms {
+            for r in t.match_fields.iter().flatten().chain(t.match_expressions.iter().flatten()) {
+                if (r.key == "metadata.name" || r.key == "kubernetes.io/hostname") && r.operator == "In" {
+                    out.extend(r.values.iter().flatten().cloned());
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// What a pod asks for: whole GPUs, MIG devices per profile, CPUs.
+type Demands = (u64, Vec<(String, u64)>, f64);
+
+/// A pod's limits (and CPU requests) as counts, or the error at the one
+/// that is none.
+fn demands(file: &File<'_>, i: usize, pod: &Pod) -> Result<Demands, Diag> {
+    let spec = pod.spec.as_ref();
+    let (mut whole, mut migs, mut cpus) = (0u64, Vec::<(String, u64)>::new(), 0f64);
+    for (c, container) in spec.map(|s| s.containers.as_slice()).unwrap_or_default().iter().enumerate() {
+        let res = container.resources.as_ref();
+        let limits = res.and_then(|r| r.limits.as_ref());
+        let requests = res.and_then(|r| r.requests.as_ref());
+        let bad = |which: &'static str, key: &str, q: &str, what: &str| {
+            let mut p = file.item_path(i);
+            p.extend([
+                Step::Key("spec"),
+                Step::Key("containers"),
+                Step::Index(c),
+                Step::Key("resources"),
+                Step::Key(which),
+            ]);
+            p.push(Step::Key(key));
+            let code = if what.contains("GPU") || what.contains("MIG") { Code::TooManyGpus } else { Code::OutOfRange };
+            file.error(
+                code,
+                &p,
+                format!("pod {}: {which} {key} is `{q}`, not {what}", pod_name(pod)),
+                "here",
+                "kubectl prints whole counts of GPUs and CPU quantities such as 16 or 500m",
+            )
+        };
+        for (k, q) in limits.into_iter().flatten() {
+            let v = quantity::parse(&q.0);
+            if k == "nvidia.com/gpu" {
+                match v {
+                    Some(n) if n >= 0.0 && n.fract() == 0.0 && whole as f64 + n <= MAX_GPUS_PER_NODE as f64 => {
+                        whole += n as u64;
+                    }
+                    _ => return Err(bad("limits", k, &q.0, "a GPU count from 0 to 1024")),
+                }
+            } else if let Some(profile) = k.strip_prefix("nvidia.com/mig-") {
+                let cap = (MAX_GPUS_PER_NODE * MAX_MIG_PER_GPU) as f64;
+                match v {
+                    Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= cap => migs.push((profile.to_string(), n as u64)),
+                    _ => return Err(bad("limits", k, &q.0, "a MIG device count from 0 to 7168")),
+                }
+            }
+        }
+        // Kubernetes takes a limit without a request as the request.
+        let cpu = requests
+            .and_then(|r| r.get("cpu"))
+            .map(|q| ("requests", q))
+            .or_else(|| limits.and_then(|l| l.get("cpu")).map(|q| ("limits", q)));
+        if let Some((which, q)) = cpu {
+            match quantity::parse(&q.0) {
+                Some(n) if (0.0..=f64::from(u32::MAX)).contains(&n) => cpus += n,
+                _ => return Err(bad(which, "cpu", &q.0, "a CPU quantity")),
+            }
+        }
+    }
+    Ok((whole, migs, cpus))
+}
+
+fn pod_name(pod: &Pod) -> String {
+    format!(
+        "{}/{}",
+        pod.metadata.namespace.as_deref().unwrap_or_default(),
+        pod.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// GPUs, MIG devices and CPUs the pods hold, as allocations on their nodes.
+pub fn allocations(file: &File<'_>, nodes: &mut [Node], warnings: &mut Vec<Diag>) -> Result<(), Vec<Diag>> {
+    let mut problems = Problems::default();
+    let mut held: Vec<Held> = Vec::new();
+    let mut waiting: Vec<Waiting> = Vec::new();
+    file.each("Pod", &mut problems, |i, pod: Pod, problems| {
+        if matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed")) {
+            return;
+        }
+        let labels = pod.metadata.labels.clone().unwrap_or_default();
+        let annotations = pod.metadata.annotations.clone().unwrap_or_default();
+        let (ns, name) =
+            (pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
+        let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) else {
+            if labels.contains_key("llmgw.io/model") || annotations.contains_key("llmgw.io/model") {
+                let nodes = pinned(&pod, &annotations);
+                waiting.push(Waiting { labels, annotations, ns, name, i, nodes });
+            }
+            return;
+        };
+        match demands(file, i, &pod) {
+            Ok((whole, migs, cpus)) => {
+                let h = Held { i, ns, name, node, labels, annotations, whole, migs, cpus };
+                if h.whole > 0 || h.migs.iter().any(|m| m.1 > 0) || h.cpus > 0.0 || h.llmgw() {
+                    held.push(h);
+                }
+            }
+            Err(d) => problems.push(d),
+        }
+    })?;
+    // Pods that say which GPUs they hold go first; the others get the
+    // lowest free ones; each in (namespace, name) order.
+    held.sort_by(|a, b| (!a.says(), a.key()).cmp(&(!b.says(), b.key())));
+    let mut report = Report::default();
+    for h in &held {
+        let Some(node) = nodes.iter_mut().find(|n| n.id == h.node) else {
+            if h.whole > 0 || h.migs.iter().any(|m| m.1 > 0) {
+                report.unknown.push(format!("{} on {}", h.who(), h.node));
+            }
+            continue;
+        };
+        match hold(file, h, node, &mut report) {
+            Ok(()) => {}
+            Err(d) => problems.push(d),
+        }
+        if problems.full() {
+            break;
+        }
+    }
+    for w in &waiting {
+        match identity(file, w.i, &w.labels, &w.annotations, &w.ns, &w.name) {
+            Ok((model, replica, profile)) => {
+                let mut placed = false;
+                for node in nodes.iter_mut().filter(|n| w.nodes.contains(&n.id)) {
+                    let exists = node.allocations.iter().any(|a| a.model == model && a.replica == replica);
+                    if !exists {
+                        let a = Allocation {
+                            profile: profile.clone(),
+                            pending: true,
+                            ..Allocation::new(model.clone(), replica, Vec::new(), Vec::new())
+                        };
+                        node.allocations.push(a);
+                    }
+                    placed = true;
+                }
+                if !placed {
+                    report.unpinned.push(format!("{}/{}", w.ns, w.name));
+                }
+            }
+            Err(d) => problems.push(d),
+        }
+    }
+    problems.into_result()?;
+    report.warn(warnings);
+    Ok(())
+}
+
+/// What the import noticed along the way, said once each.
+#[derive(Default)]
+struct Report {
+    unknown: Vec<String>,
+    assumed: Vec<String>,
+    over: Vec<String>,
+    unpinned: Vec<String>,
+}
+
+impl Report {
+    fn warn(self, warnings: &mut Vec<Diag>) {
+        let list = |v: &[String]| crate::report::shorten(&v.iter().map(String::as_str).collect::<Vec<_>>(), 5);
+        if !self.unknown.is_empty() {
+            warnings.push(
+                Diag::warning(
+                    Code::PodOnUnknownNode,
+                    format!(
+                        "{} pod(s) hold GPUs on nodes the node list does not have: {}",
+                        self.unknown.len(),
+                        list(&self.unknown)
+                    ),
+                )
+                .help("give the node list and the pod list of one cluster, taken together"),
+            );
+        }
+        if !self.assumed.is_empty() {
+            warnings.push(
+                Diag::warning(
+                    Code::GpusAssumed,
+                    format!(
+                        "{} pod(s) name no GPUs (no llmgw.io/gpus annotation); the lowest free ones were assumed: {}",
+                        self.assumed.len(),
+                        list(&self.assumed)
+                    ),
+                )
+                .help("pods rendered by llmgw carry the annotation; for others, which GPUs they hold is a guess"),
+            );
+        }
+        if !self.over.is_empty() {
+            warnings.push(
+                Diag::warning(
+                    Code::OverSubscribed,
+                    format!("{} pod(s) ask for GPUs their node no longer has free; each holds what was left: {}", self.over.len(), list(&self.over)),
+                )
+                .help("pods are taken in (namespace, name) order, those with llmgw's annotations first; check the cluster for pods that share GPUs"),
+            );
+        }
+        if !self.unpinned.is_empty() {
+            warnings.push(
+                Diag::warning(
+                    Code::PodOnUnknownNode,
+                    format!("{} llmgw pod(s) wait unscheduled and name no node of the node list, so they are not counted: {}", self.unpinned.len(), list(&self.unpinned)),
+                )
+                .help("render pins every pod to its planned nodes; a pod without that may be started twice"),
+            );
+        }
+    }
+}
+
+/// Model, replica and profile of a pod: llmgw's labels (the exact model
+/// name in the annotation, as a label may not hold it), else the pod itself.
+fn identity(
+    file: &File<'_>,
+    i: usize,
+    labels: &BTreeMap<String, String>,
+    annotations: &BTreeMap<String, String>,
+    ns: &str,
+    name: &str,
+) -> Result<(String, u32, Option<String>), Diag> {
+    let model = annotations
+        .get("llmgw.io/model")
+        .or_else(|| labels.get("llmgw.io/model"))
+        .cloned()
+        .unwrap_or_else(|| format!("pod:{ns}/{name}"));
+    let replica = match labels.get("llmgw.io/replica") {
+        None => 0,
+        Some(r) => r.parse::<u32>().map_err(|_| {
+            let mut p = path(file, i, &["metadata", "labels"]);
+            p.push(Step::Key("llmgw.io/replica"));
+            file.error(
+                Code::WrongType,
+                &p,
+                format!("pod {ns}/{name}: llmgw.io/replica is `{r}`, not a replica index"),
+                "not a number",
+                "render writes the replica index, a whole number",
+            )
+        })?,
+    };
+    let profile = annotations.get("llmgw.io/profile").or_else(|| labels.get("llmgw.io/profile")).cloned();
+    Ok((model, replica, profile))
+}
+
+/// The part of an annotation for one node: `a=0,1;b=2,3` gives `0,1` for
+/// `a`; `Ok(None)` when the node has no part; an error when a part is not
+/// `node=list`.
+fn part<'a>(annotation: &'a str, node: &str) -> Result<Option<&'a str>, String> {
+    let mut found = None;
+    for p in annotation.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((n, v)) = p.split_once('=') else { return Err(format!("`{p}` is not `<node>=<list>`")) };
+        if n.trim() == node {
+            if found.is_some() {
+                return Err(format!("node `{node}` is named twice"));
+            }
+            found = Some(v);
+        }
+    }
+    Ok(found)
+}
+
+fn hold(file: &File<'_>, h: &Held, node: &mut Node, report: &mut Report) -> Result<(), Diag> {
+    let (model, replica, profile) = identity(file, h.i, &h.labels, &h.annotations, &h.ns, &h.name)?;
+    let annotation_error = |key: &'static str, why: String| {
+        let mut p = path(file, h.i, &["metadata", "annotations"]);
+        p.push(Step::Key(key));
+        file.error(
+            Code::GpuAnnotation,
+            &p,
+            format!("pod {}: {key} on `{}`: {why}", h.who(), node.id),
+            "this annotation",
+            "render writes `<node>=<gpu>,<gpu>...` (`<node>=<gpu>:<device>` for MIG), naming what the pod holds; fix or remove it",
+        )
+    };
+    let mut allocs: Vec<Allocation> = Vec::new();
+    // Under GFD's single MIG strategy `nvidia.com/gpu` counts MIG devices.
+    let single = !node.gpus.is_empty() && node.gpus.iter().all(crate::inventory::Gpu::in_mig_mode);
+    let (whole, mut migs) = if single && h.whole > 0 {
+        let mut m = h.migs.clone();
+        m.push((String::new(), h.whole));
+        (0, m)
+    } else {
+        (h.whole, h.migs.clone())
+    };
+    migs.retain(|m| m.1 > 0);
+    if whole > 0 {
+        let taken: BTreeSet<u32> =
+            node.allocations.iter().filter(|a| a.mig_devices.is_empty()).flat_map(|a| a.gpus.iter().copied()).collect();
+        let named = match h.annotations.get("llmgw.io/gpus") {
+            None => None,
+            Some(a) => part(a, &node.id).map_err(|w| annotation_error("llmgw.io/gpus", w))?,
+        };
+        let gpus: Vec<u32> = match named {
+            Some(list) => {
+                let mut out = Vec::new();
+                for g in list.split(',').map(str::trim).filter(|g| !g.is_empty()) {
+                    let g: u32 = g
+                        .parse()
+                        .map_err(|_| annotation_error("llmgw.io/gpus", format!("`{g}` is not a GPU index")))?;
+                    if node.gpu_position(g).is_none() {
+                        let have = node.gpus.len();
+                        return Err(annotation_error(
+                            "llmgw.io/gpus",
+                            format!("GPU {g} is not one of the node's {have} GPUs"),
+                        ));
+                    }
+                    if out.contains(&g) {
+                        return Err(annotation_error("llmgw.io/gpus", format!("GPU {g} is named twice")));
+                    }
+                    out.push(g);
+                }
+                if (out.len() as u64) < whole {
+                    return Err(annotation_error(
+                        "llmgw.io/gpus",
+                        format!("it names {} GPU(s), but the pod's limit is {whole}", out.len()),
+                    ));
+                }
+                out
+            }
+            None => {
+                report.assumed.push(h.who());
+                node.gpus
+                    .iter()
+                    .filter(|g| g.healthy && !taken.contains(&g.index) && !g.in_mig_mode())
+                    .map(|g| g.index)
+                    .take(whole as usize)
+                    .collect()
+            }
+        };
+        let free: Vec<u32> = gpus.iter().copied().filter(|g| !taken.contains(g)).collect();
+        if (free.len() as u64) < whole {
+            report.over.push(format!("{} on {} (asks {whole}, holds {})", h.who(), node.id, free.len()));
+        }
+        if !free.is_empty() {
+            allocs.push(Allocation::new(model.clone(), replica, free, Vec::new()));
+        }
+    }
+    if !migs.is_empty() {
+        hold_migs(h, node, &migs, &model, replica, report, &mut allocs)
+            .map_err(|w| annotation_error("llmgw.io/mig-devices", w))?;
+    }
+    // An llmgw replica that holds no GPU (a CPU profile) still exists; a
+    // foreign pod is kept for its CPUs.
+    if allocs.is_empty() && (h.llmgw() || h.cpus > 0.0) {
+        allocs.push(Allocation::new(model.clone(), replica, Vec::new(), Vec::new()));
+    }
+    for (n, mut a) in allocs.into_iter().enumerate() {
+        a.profile = profile.clone();
+        // The pod's CPUs, counted once.
+        a.cpus = (n == 0 && h.cpus > 0.0).then_some(h.cpus);
+        node.allocations.push(a);
+    }
+    Ok(())
+}
+
+/// MIG devices a pod holds: the ones its annotation names (`<gpu>:<index>`,
+/// comma-separated), else the lowest free ones of each profile it asks for
+/// (an empty profile: any, under the single strategy).
+fn hold_migs(
+    h: &Held,
+    node: &Node,
+    migs: &[(String, u64)],
+    model: &str,
+    replica: u32,
+    report: &mut Report,
+    allocs: &mut Vec<Allocation>,
+) -> Result<(), String> {
+    let held: BTreeSet<(u32, u32)> = node
+        .allocations
+        .iter()
+        .chain(allocs.iter())
+        .filter(|a| !a.mig_devices.is_empty())
+        .flat_map(|a| a.mig_devices.iter().filter_map(move |m| Some((*a.gpus.first()?, *m))))
+        .collect();
+    let wanted: u64 = migs.iter().map(|m| m.1).sum();
+    let profile_of = |g: u32, m: u32| {
+        node.gpu_position(g)
+            .and_then(|p| node.gpus[p].mig_devices.iter().find(|d| d.index == m))
+            .map(|d| d.profile.as_str())
+    };
+    let chosen: Vec<(u32, u32)> =
+        match h.annotations.get("llmgw.io/mig-devices").map(|a| part(a, &node.id)).transpose()?.flatten() {
+            Some(list) => {
+                let mut out = Vec::new();
+                for d in list.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+                    let parsed = d
+                        .split_once(':')
+                        .and_then(|(g, m)| Some((g.trim().parse::<u32>().ok()?, m.trim().parse::<u32>().ok()?)));
+                    let Some((g, m)) = parsed else { return Err(format!("`{d}` is not `<gpu>:<device>`")) };
+                    let Some(p) = profile_of(g, m) else {
+                        return Err(format!("the node has no MIG device {m} on GPU {g}"));
+                    };
+                    if !migs.iter().any(|(want, _)| want.is_empty() || want == p) {
+                        return Err(format!("MIG device {g}:{m} is a {p}, which the pod does not ask for"));
+                    }
+                    if out.contains(&(g, m)) {
+                        return Err(format!("MIG device {g}:{m} is named twice"));
+                    }
+                    out.push((g, m));
+                }
+                if (out.len() as u64) < wanted {
+                    return Err(format!("it names {} MIG device(s), but the pod asks for {wanted}", out.len()));
+                }
+                out
+            }
+            None => {
+                report.assumed.push(h.who());
+                let mut out = Vec::new();
+                for (profile, n) in migs {
+                    let free = node
+                        .gpus
+                        .iter()
+                        .filter(|g| g.in_mig_mode() && g.healthy)
+                        .flat_map(|g| g.mig_devices.iter().map(move |d| (g.index, d)))
+                        .filter(|(_, d)| profile.is_empty() || d.profile == *profile)
+                        .map(|(g, d)| (g, d.index))
+                        .filter(|d| !held.contains(d) && !out.contains(d))
+                        .take(*n as usize)
+                        .collect::<Vec<_>>();
+                    out.extend(free);
+                }
+                out
+            }
+        };
+    let free: Vec<(u32, u32)> = chosen.into_iter().filter(|d| !held.contains(d)).collect();
+    if (free.len() as u64) < wanted {
+        report.over.push(format!("{} on {} (asks {wanted} MIG, holds {})", h.who(), node.id, free.len()));
+    }
+    let mut by_gpu: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (g, m) in free {
+        by_gpu.entry(g).or_default().push(m);
+    }
+    for (g, ms) in by_gpu {
+        allocs.push(Allocation::new(model.to_string(), replica, vec![g], ms));
+    }
+    Ok(())
+}
