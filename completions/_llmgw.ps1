@@ -189,7 +189,7 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             break
         }
         'llmgw;inventory;import;kubernetes' {
-            [CompletionResult]::new('--pods', '--pods', [CompletionResultType]::ParameterName, 'The output of `kubectl get pods -A -o json`: pods holding GPUs become allocations')
+            [CompletionResult]::new('--pods', '--pods', [CompletionResultType]::ParameterName, 'The output of `kubectl get pods -A -o json`: pods holding GPUs or CPUs become allocations')
             [CompletionResult]::new('--fabric-label', '--fabric-label', [CompletionResultType]::ParameterName, 'A node label whose value names the node''s fabric, for nodes without llmgw''s own labels')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
@@ -205,6 +205,7 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
         'llmgw;inventory;import;slurm' {
             [CompletionResult]::new('--topology', '--topology', [CompletionResultType]::ParameterName, 'Slurm''s topology.conf or topology.yaml: nodes under one top-level switch (or in one block) share a fabric')
             [CompletionResult]::new('--fabric-feature', '--fabric-feature', [CompletionResultType]::ParameterName, 'A feature prefix naming the node''s fabric, when there is no topology (`ib-` for a feature `ib-east`)')
+            [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'The output of `squeue --json` or `scontrol -d show job -o`: llmgw''s jobs become its replicas, others stay busy')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else toml)')

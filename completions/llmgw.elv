@@ -175,7 +175,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'llmgw;inventory;import;kubernetes'= {
-            cand --pods 'The output of `kubectl get pods -A -o json`: pods holding GPUs become allocations'
+            cand --pods 'The output of `kubectl get pods -A -o json`: pods holding GPUs or CPUs become allocations'
             cand --fabric-label 'A node label whose value names the node''s fabric, for nodes without llmgw''s own labels'
             cand -o 'Write here (atomically) instead of stdout; the format follows the extension'
             cand --output 'Write here (atomically) instead of stdout; the format follows the extension'
@@ -190,6 +190,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;inventory;import;slurm'= {
             cand --topology 'Slurm''s topology.conf or topology.yaml: nodes under one top-level switch (or in one block) share a fabric'
             cand --fabric-feature 'A feature prefix naming the node''s fabric, when there is no topology (`ib-` for a feature `ib-east`)'
+            cand --jobs 'The output of `squeue --json` or `scontrol -d show job -o`: llmgw''s jobs become its replicas, others stay busy'
             cand -o 'Write here (atomically) instead of stdout; the format follows the extension'
             cand --output 'Write here (atomically) instead of stdout; the format follows the extension'
             cand --format 'Output format (default: from the extension of -o, else toml)'

@@ -201,7 +201,7 @@ fn import_slurm(name: &str, text: &str, topology: &str) {
     let src = source(name, text.to_string());
     let topo = source("topology.conf", topology.to_string());
     let settings = llmgw::slurm::Settings { fabric_feature: Some("ib-".into()) };
-    if let Err(diags) = llmgw::slurm::import(&src, Some(&topo), &settings) {
+    if let Err(diags) = llmgw::slurm::import(&src, Some(&topo), None, &settings) {
         for d in &diags {
             for (span, _) in &d.labels {
                 let len = if d.file() == Some("topology.conf") { topology.len() } else { text.len() };
