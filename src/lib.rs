@@ -21,6 +21,7 @@ pub mod kubernetes;
 pub mod load;
 pub mod output;
 pub mod placement;
+pub mod plan;
 pub mod process;
 pub mod report;
 pub mod slurm;

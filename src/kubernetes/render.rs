@@ -17,42 +17,13 @@ use serde::{Deserialize, Serialize};
 use super::labels::safe;
 use crate::catalog::{Catalog, Model, Profile};
 use crate::diag::{Code, Diag, Source};
-use crate::doc::Span;
 use crate::inventory::Inventory;
 
-/// One placed replica as the plan gives it.
-#[derive(Deserialize)]
-pub struct Placed {
-    pub model: String,
-    pub replica: u32,
-    pub profile: String,
-    pub nodes: Vec<At>,
-}
+pub use crate::plan::Entry as Placed;
 
-#[derive(Deserialize)]
-pub struct At {
-    pub node: String,
-    #[serde(default)]
-    pub gpus: Vec<u32>,
-    #[serde(default)]
-    pub mig_devices: Vec<u32>,
-    #[serde(default)]
-    pub hcas: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct PlanFile {
-    placements: Vec<Placed>,
-}
-
-/// The placements of a plan (`place --format json`, any rejection form).
-pub fn read_plan(src: &Source) -> Result<Vec<Placed>, Diag> {
-    serde_json::from_str::<PlanFile>(src.text()).map(|p| p.placements).map_err(|e| {
-        let at = crate::source::offset_of(src.text(), e.line(), e.column());
-        Diag::error(Code::Syntax, format!("{} is not a plan: {e}", src.name()))
-            .at(src, Span::new(at, at), "here")
-            .help("give the JSON that `llmgw place --format json` prints")
-    })
+/// The replicas a plan runs (`place --format json`, any rejection form).
+pub fn read_plan(src: &Source) -> Result<Vec<Placed>, Vec<Diag>> {
+    crate::plan::read(src).map(|p| p.entries)
 }
 
 /// `leaderworkerset.x-k8s.io/v1` LeaderWorkerSet, the fields llmgw writes.
@@ -192,11 +163,12 @@ pub fn resolve<'a>(
             );
             continue;
         };
-        let Some(prof) = model.profiles.iter().find(|x| x.name == p.profile) else {
+        let wanted = p.profile.as_deref().unwrap_or_default();
+        let Some(prof) = model.profiles.iter().find(|x| x.name == wanted) else {
             errors.push(
                 Diag::error(
                     Code::UnknownModel,
-                    format!("the plan uses profile `{}` of `{}`, which the catalog has not", p.profile, p.model),
+                    format!("the plan uses profile `{wanted}` of `{}`, which the catalog has not", p.model),
                 )
                 .help("give the catalog the plan was made from"),
             );
