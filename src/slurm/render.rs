@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 use crate::catalog::{Catalog, Profile};
 use crate::diag::Diag;
 use crate::inventory::Inventory;
-use crate::kubernetes::render::{Launch, Placed, hcas, resolve, serve};
+use crate::launch::{Launch, hcas, serve};
+use crate::plan::Entry as Placed;
+use crate::render::resolve;
 
 /// One script: its file name and text.
 pub struct Script {
