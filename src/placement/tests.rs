@@ -301,7 +301,7 @@ fn place_json(cat: &Catalog, inv: &Inventory, mode: Mode) -> String {
     let fleet = super::Fleet::new(inv);
     let names = Names { catalog: cat, fleet: &fleet };
     let mut out = Vec::new();
-    crate::report::place::json(&mut out, &names, &p, crate::report::place::Rejections::Full).unwrap();
+    crate::report::place::json(&mut out, &names, &p, crate::report::place::Rejections::Full, None).unwrap();
     String::from_utf8(out).unwrap()
 }
 
