@@ -40,8 +40,9 @@ pub struct Entry {
     pub span: Span,
 }
 
-/// One node of a replica, in rank order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// One node of a replica, in rank order. Two are equal when they name the
+/// same node, GPUs and MIG devices (adapters and places in a file aside).
+#[derive(Clone, Debug, Serialize)]
 pub struct At {
     pub node: String,
     pub gpus: Vec<u32>,
@@ -51,6 +52,40 @@ pub struct At {
     pub hcas: Vec<String>,
     #[serde(skip)]
     pub span: Span,
+}
+
+impl PartialEq for At {
+    fn eq(&self, o: &At) -> bool {
+        self.node == o.node && self.gpus == o.gpus && self.mig_devices == o.mig_devices
+    }
+}
+
+impl Eq for At {}
+
+impl Entry {
+    /// Whether two plans run this replica alike: the same nodes, GPUs and
+    /// MIG devices, with the same profile and engine (where both say).
+    pub fn same_as(&self, o: &Entry) -> bool {
+        let agree = |a: &Option<String>, b: &Option<String>| a.is_none() || b.is_none() || a == b;
+        self.nodes == o.nodes && agree(&self.profile, &o.profile) && agree(&self.engine, &o.engine)
+    }
+}
+
+/// What NEW stops of what OLD runs: each replica OLD has (placed or
+/// running) that NEW removes, leaves unplaced, or runs elsewhere or
+/// otherwise — never one NEW lists as running, wherever it says (Slurm
+/// may have given it other GPU indices than OLD planned).
+pub fn stopped<'a>(old: &'a Plan, new: &Plan) -> Vec<&'a Entry> {
+    let now: std::collections::HashMap<(&str, u32), &Entry> =
+        new.entries.iter().map(|n| ((n.model.as_str(), n.replica), n)).collect();
+    old.entries
+        .iter()
+        .filter(|e| match now.get(&(e.model.as_str(), e.replica)) {
+            Some(n) if n.kind == Kind::Existing => false,
+            Some(n) => !n.same_as(e),
+            None => true,
+        })
+        .collect()
 }
 
 /// A run of replicas left unplaced: `replica..=through` (one when equal).
