@@ -11,6 +11,8 @@ mod generated;
 mod hardening;
 mod kubernetes;
 mod loaders_never_panic;
+mod openapi;
+mod render;
 mod scenarios;
 mod slurm;
 mod synth;
