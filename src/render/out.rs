@@ -100,35 +100,38 @@ pub fn write_dir(dir: &Path, files: &[File], keep: &[String]) -> Result<Vec<Stri
             .map_err(|e| io("write", &dir.join(&f.name), &e))?;
         interrupted.check().map_err(|()| Diag::error(Code::Io, "interrupted; the folder was left as it was"))?;
     }
-    // Every step of the swap is a rename within one folder; each is
-    // recorded so that a failure puts back what was there.
-    let mut done: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let step = |from: PathBuf, to: PathBuf, done: &mut Vec<(PathBuf, PathBuf)>| -> std::io::Result<()> {
-        std::fs::rename(&from, &to)?;
-        done.push((from, to));
-        Ok(())
-    };
-    let mut swap = || -> std::io::Result<()> {
-        for f in files {
-            let target = dir.join(&f.name);
-            if std::fs::symlink_metadata(&target).is_ok() {
-                step(target.clone(), old.join(&f.name), &mut done)?;
+    // Every step of the swap is a rename within one folder, planned
+    // first: old files (and links) aside, new ones in, stale ones aside.
+    let mut moves: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for f in files {
+        let target = dir.join(&f.name);
+        if let Ok(m) = std::fs::symlink_metadata(&target) {
+            if m.is_dir() {
+                let e = std::io::Error::other("a folder of that name is in the way");
+                return Err(io("write", &target, &e));
             }
-            step(staged.join(&f.name), target, &mut done)?;
+            moves.push((target.clone(), old.join(&f.name)));
         }
-        for name in &stale {
-            step(dir.join(name), old.join(name), &mut done)?;
-        }
-        Ok(())
-    };
-    if let Err(e) = swap() {
-        for (from, to) in done.iter().rev() {
-            let _ = std::fs::rename(to, from);
-        }
-        return Err(io("write", dir, &e));
+        moves.push((staged.join(&f.name), target));
     }
+    moves.extend(stale.iter().map(|name| (dir.join(name), old.join(name))));
+    swap(&moves, |from, to| std::fs::rename(from, to)).map_err(|e| io("write", dir, &e))?;
     drop(stage);
     Ok(stale)
+}
+
+/// Makes the moves in order; when one fails, undoes those made, last first,
+/// so the folder is as it was.
+fn swap(moves: &[(PathBuf, PathBuf)], rename: impl Fn(&Path, &Path) -> std::io::Result<()>) -> std::io::Result<()> {
+    for (i, (from, to)) in moves.iter().enumerate() {
+        if let Err(e) = rename(from, to) {
+            for (from, to) in moves[..i].iter().rev() {
+                let _ = rename(to, from);
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 /// SIGINT, SIGTERM and SIGHUP while a folder is written: noted, so the
@@ -164,5 +167,32 @@ impl Drop for Interrupt {
             // first); end as the signal would have ended the process.
             let _ = signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGTERM);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_move_that_fails_undoes_the_moves_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |n: &str| dir.path().join(n);
+        for n in ["a", "b", "new-a", "new-b"] {
+            std::fs::write(p(n), n).unwrap();
+        }
+        std::fs::create_dir(p("old")).unwrap();
+        let moves = vec![(p("a"), p("old/a")), (p("new-a"), p("a")), (p("b"), p("old/b")), (p("new-b"), p("b"))];
+        let calls = std::cell::Cell::new(0);
+        let failing = |from: &Path, to: &Path| {
+            calls.set(calls.get() + 1);
+            if calls.get() == 4 { Err(std::io::Error::other("disk full")) } else { std::fs::rename(from, to) }
+        };
+        assert!(swap(&moves, failing).is_err());
+        for n in ["a", "b", "new-a", "new-b"] {
+            assert_eq!(std::fs::read_to_string(p(n)).unwrap(), n, "{n} is back");
+        }
+        assert!(swap(&moves, |f, t| std::fs::rename(f, t)).is_ok());
+        assert_eq!(std::fs::read_to_string(p("a")).unwrap(), "new-a");
     }
 }

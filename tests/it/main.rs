@@ -13,6 +13,7 @@ mod kubernetes;
 mod loaders_never_panic;
 mod openapi;
 mod render;
+mod render_loop;
 mod scenarios;
 mod slurm;
 mod synth;
