@@ -72,6 +72,7 @@ codes! {
     DefaultSubnetPrefix => "llmgw::discover::default-subnet-prefix", "an InfiniBand fabric named by its subnet manager, not its prefix";
     ProbeFailed => "llmgw::discover::probe-failed", "an engine probe that timed out or failed";
     NotARail => "llmgw::discover::not-a-rail", "an adapter left out of fabrics: it shares no PCIe switch with a GPU";
+    DuplicateReplica => "llmgw::plan::duplicate-replica", "a plan that lists one replica twice";
     UnknownModel => "llmgw::cli::unknown-model", "a model name the catalog does not have";
     UnknownReplica => "llmgw::cli::unknown-replica", "a replica index the model does not have";
     BadArgument => "llmgw::cli::bad-argument", "a command-line value llmgw cannot use";

@@ -4,61 +4,24 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::diag::{Code, Diag, Source};
-use crate::doc::Span;
-
-/// Where a replica runs in a plan: its nodes, in rank order.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
-pub struct Where {
-    pub node: String,
-    #[serde(default)]
-    pub gpus: Vec<u32>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mig_devices: Vec<u32>,
-}
-
-#[derive(Deserialize)]
-struct Placed {
-    model: String,
-    replica: u32,
-    profile: String,
-    nodes: Vec<Where>,
-}
-
-#[derive(Deserialize)]
-struct Unplaced {
-    model: String,
-    replica: u32,
-}
-
-#[derive(Deserialize)]
-struct PlanFile {
-    placements: Vec<Placed>,
-    unplaced: Vec<Unplaced>,
-}
+pub use crate::plan::At as Where;
 
 /// A plan as diff reads it: per (model, replica), its profile and nodes, or
 /// `None` when it was left unplaced.
 pub type Plan = BTreeMap<(String, u32), Option<(String, Vec<Where>)>>;
 
-/// Reads a plan, with a diagnostic at the place serde stopped.
-pub fn read(src: &Source) -> Result<Plan, Diag> {
-    let file: PlanFile = serde_json::from_str(src.text()).map_err(|e| {
-        let at = crate::source::offset_of(src.text(), e.line(), e.column());
-        Diag::error(Code::Syntax, format!("{} is not a plan: {e}", src.name()))
-            .at(src, Span::new(at, at), "here")
-            .help("give the JSON that `llmgw place --format json` prints (any --rejections form)")
-    })?;
+/// A plan document as diff compares it.
+pub fn of(doc: &crate::plan::Plan) -> Plan {
     let mut plan = Plan::new();
-    for p in file.placements {
-        plan.insert((p.model, p.replica), Some((p.profile, p.nodes)));
+    for e in &doc.entries {
+        plan.insert((e.model.clone(), e.replica), Some((e.profile.clone().unwrap_or_default(), e.nodes.clone())));
     }
-    for u in file.unplaced {
-        plan.entry((u.model, u.replica)).or_insert(None);
+    for (model, replica) in doc.unplaced_replicas() {
+        plan.entry((model.to_string(), replica)).or_insert(None);
     }
-    Ok(plan)
+    plan
 }
 
 #[derive(Serialize)]

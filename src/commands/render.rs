@@ -9,7 +9,7 @@ use crate::{Exit, Outcome, load};
 
 /// `render kubernetes`: one YAML stream, or one file per replica under `-o DIR`.
 pub fn kubernetes(a: &cli::RenderArgs) -> Outcome {
-    let plan = crate::kubernetes::render::read_plan(&load::read(&a.plan)?)?;
+    let plan = crate::render::read_plan(&load::read(&a.plan)?)?;
     let catalog = load::catalog(&a.catalog)?;
     let inv = load::inventories(&a.inventory)?;
     let objects = crate::kubernetes::render::render(&plan, &catalog, &inv)?;
@@ -37,7 +37,7 @@ pub fn kubernetes(a: &cli::RenderArgs) -> Outcome {
 
 /// `render slurm`: the scripts one after another, or one file each under `-o DIR`.
 pub fn slurm(a: &cli::RenderArgs) -> Outcome {
-    let plan = crate::kubernetes::render::read_plan(&load::read(&a.plan)?)?;
+    let plan = crate::render::read_plan(&load::read(&a.plan)?)?;
     let catalog = load::catalog(&a.catalog)?;
     let inv = load::inventories(&a.inventory)?;
     let scripts = crate::slurm::render::render(&plan, &catalog, &inv)?;

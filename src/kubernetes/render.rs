@@ -15,45 +15,13 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use serde::{Deserialize, Serialize};
 
 use super::labels::safe;
-use crate::catalog::{Catalog, Model, Profile};
-use crate::diag::{Code, Diag, Source};
-use crate::doc::Span;
+use crate::catalog::{Catalog, Profile};
+use crate::diag::Diag;
 use crate::inventory::Inventory;
+use crate::launch::{LWS, default_image, hcas, serve};
 
-/// One placed replica as the plan gives it.
-#[derive(Deserialize)]
-pub struct Placed {
-    pub model: String,
-    pub replica: u32,
-    pub profile: String,
-    pub nodes: Vec<At>,
-}
-
-#[derive(Deserialize)]
-pub struct At {
-    pub node: String,
-    #[serde(default)]
-    pub gpus: Vec<u32>,
-    #[serde(default)]
-    pub mig_devices: Vec<u32>,
-    #[serde(default)]
-    pub hcas: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct PlanFile {
-    placements: Vec<Placed>,
-}
-
-/// The placements of a plan (`place --format json`, any rejection form).
-pub fn read_plan(src: &Source) -> Result<Vec<Placed>, Diag> {
-    serde_json::from_str::<PlanFile>(src.text()).map(|p| p.placements).map_err(|e| {
-        let at = crate::source::offset_of(src.text(), e.line(), e.column());
-        Diag::error(Code::Syntax, format!("{} is not a plan: {e}", src.name()))
-            .at(src, Span::new(at, at), "here")
-            .help("give the JSON that `llmgw place --format json` prints")
-    })
-}
+use crate::plan::Entry as Placed;
+use crate::render::resolve;
 
 /// `leaderworkerset.x-k8s.io/v1` LeaderWorkerSet, the fields llmgw writes.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -103,57 +71,6 @@ impl Object {
     }
 }
 
-/// The default image per engine, when the profile names none.
-pub fn default_image(engine: &str, gpu: bool) -> &'static str {
-    match engine {
-        "vllm" => "vllm/vllm-openai:v0.6.3",
-        "sglang" => "lmsysorg/sglang:v0.4.1-cu124",
-        "llama.cpp" if gpu => "ghcr.io/ggml-org/llama.cpp:server-cuda",
-        "llama.cpp" => "ghcr.io/ggml-org/llama.cpp:server",
-        "tgi" => "ghcr.io/huggingface/text-generation-inference:2.4.0",
-        "trtllm" => "nvcr.io/nvidia/tensorrt-llm/release:0.15.0",
-        _ => "ollama/ollama:0.5.4",
-    }
-}
-
-/// Where a multi-node replica's processes learn the leader's address and
-/// their own rank: LeaderWorkerSet's variables, or Slurm's.
-pub struct Launch {
-    pub leader_address: &'static str,
-    pub rank: &'static str,
-}
-
-pub const LWS: Launch = Launch { leader_address: "$LWS_LEADER_ADDRESS", rank: "$LWS_WORKER_INDEX" };
-
-/// The engine's serve command for one node of the replica, as a shell line.
-/// Multi-node vLLM runs a Ray cluster across the group's nodes, SGLang its
-/// own distributed launch; `launch` gives each node the leader's address
-/// and its index.
-pub fn serve(p: &Profile, source: &str, nodes: u32, leader: bool, launch: &Launch) -> String {
-    let tp = p.gpus_per_node.max(1);
-    let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
-    let extra: String = p.serving.args.iter().map(|a| format!(" {}", q(a))).collect();
-    let m = q(source);
-    let (addr, rank) = (launch.leader_address, launch.rank);
-    match p.engine.name {
-        "vllm" if nodes > 1 && !leader => format!("ray start --address={addr}:6379 --block"),
-        "vllm" if nodes > 1 => format!(
-            "ray start --head --port=6379 && vllm serve {m} --tensor-parallel-size {tp} --pipeline-parallel-size {nodes}{extra}"
-        ),
-        "vllm" => format!("vllm serve {m} --tensor-parallel-size {tp}{extra}"),
-        "sglang" if nodes > 1 => format!(
-            "python3 -m sglang.launch_server --model-path {m} --tp {} --nnodes {nodes} --node-rank {rank} --dist-init-addr {addr}:20000{extra}",
-            tp * nodes
-        ),
-        "sglang" => format!("python3 -m sglang.launch_server --model-path {m} --tp {tp}{extra}"),
-        "llama.cpp" if p.cpu_only() => format!("llama-server -m {m}{extra}"),
-        "llama.cpp" => format!("llama-server -m {m} --n-gpu-layers 999{extra}"),
-        "tgi" => format!("text-generation-launcher --model-id {m} --num-shard {tp}{extra}"),
-        "trtllm" => format!("trtllm-serve {m} --tp_size {tp}{extra}"),
-        _ => format!("ollama serve{extra}"),
-    }
-}
-
 /// A DNS-1123 label from model and replica: `llmgw-llama-3-1-70b-r0`.
 fn dns_name(model: &str, replica: u32) -> String {
     let mut s: String = format!("llmgw-{model}")
@@ -173,58 +90,6 @@ fn dns_name(model: &str, replica: u32) -> String {
 fn short_hash(s: &str) -> String {
     let h = s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
     format!("{:06x}", h & 0xff_ffff)
-}
-
-/// Each placement of a plan with its model and profile from the catalog;
-/// errors for what the catalog or the inventory lacks.
-pub fn resolve<'a>(
-    plan: &'a [Placed],
-    cat: &'a Catalog,
-    inv: &Inventory,
-) -> Result<Vec<(&'a Placed, &'a Model, &'a Profile)>, Vec<Diag>> {
-    let mut errors = Vec::new();
-    let mut out = Vec::with_capacity(plan.len());
-    for p in plan {
-        let Some(model) = cat.models.iter().find(|m| m.name == p.model) else {
-            errors.push(
-                Diag::error(Code::UnknownModel, format!("the plan places `{}`, which the catalog has not", p.model))
-                    .help("give the catalog the plan was made from"),
-            );
-            continue;
-        };
-        let Some(prof) = model.profiles.iter().find(|x| x.name == p.profile) else {
-            errors.push(
-                Diag::error(
-                    Code::UnknownModel,
-                    format!("the plan uses profile `{}` of `{}`, which the catalog has not", p.profile, p.model),
-                )
-                .help("give the catalog the plan was made from"),
-            );
-            continue;
-        };
-        if p.nodes.is_empty() {
-            errors.push(
-                Diag::error(
-                    Code::MissingField,
-                    format!("the plan places `{}` replica {} on no node", p.model, p.replica),
-                )
-                .help("give the JSON that `llmgw place --format json` prints"),
-            );
-            continue;
-        }
-        if let Some(at) = p.nodes.iter().find(|a| !inv.nodes.iter().any(|n| n.id == a.node)) {
-            errors.push(
-                Diag::error(
-                    Code::UnknownModel,
-                    format!("the plan places `{}` on `{}`, which the inventory has not", p.model, at.node),
-                )
-                .help("give the inventory the plan was made on"),
-            );
-            continue;
-        }
-        out.push((p, model, prof));
-    }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
 }
 
 /// The objects that run a plan where it was placed.
@@ -347,17 +212,6 @@ fn limits(p: &Placed, prof: &Profile, inv: &Inventory) -> BTreeMap<String, Quant
         }
     }
     limits
-}
-
-/// The adapters of a placement, each once, in order.
-pub fn hcas(p: &Placed) -> Vec<&str> {
-    let mut hcas: Vec<&str> = Vec::new();
-    for h in p.nodes.iter().flat_map(|a| a.hcas.iter()) {
-        if !hcas.contains(&h.as_str()) {
-            hcas.push(h);
-        }
-    }
-    hcas
 }
 
 /// The profile's environment, and NCCL_IB_HCA with the placement's adapters.

@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 use crate::catalog::{Catalog, Profile};
 use crate::diag::Diag;
 use crate::inventory::Inventory;
-use crate::kubernetes::render::{Launch, Placed, hcas, resolve, serve};
+use crate::launch::{Launch, hcas, serve};
+use crate::plan::Entry as Placed;
+use crate::render::resolve;
 
 /// One script: its file name and text.
 pub struct Script {
@@ -64,7 +66,7 @@ fn script(p: &Placed, prof: &Profile, model_source: Option<&str>, inv: &Inventor
     if let Some(g) = gres(p, prof, inv) {
         let _ = writeln!(t, "#SBATCH --gres={g}");
     }
-    let _ = writeln!(t, "# Written by llmgw for {} replica {} (profile {}).", p.model, p.replica, p.profile);
+    let _ = writeln!(t, "# Written by llmgw for {} replica {} (profile {}).", p.model, p.replica, prof.name);
     for a in p.nodes.iter().filter(|a| !a.gpus.is_empty()) {
         let _ = writeln!(t, "# Planned GPUs on {}: {}", a.node, crate::report::join(&a.gpus));
     }
