@@ -88,12 +88,12 @@ refuses "vllm: --host another node's address" 1 "Cannot assign requested address
 # --- Ray: a worker before its head, then vLLM PP=2 ------------------------------
 refuses "ray: a worker before its head fails at once" 1 "Unable to connect to GCS at n1:$P2" n2 \
     env CUDA_VISIBLE_DEVICES=0,1,2,3 ray start --address="n1:$P2" --block
-# The worker retries, as a serving script must; the head comes 2 s later.
+# The worker retries, as a serving script must; the head comes 2 s later
+# (STANDIN_LEADER_DELAY).
 start worker n2 env CUDA_VISIBLE_DEVICES=0,1,2,3 bash -c \
     "until ray start --address=n1:$P2 --block; do sleep 1; done"
 (
-    sleep 2
-    STANDIN_NODE=n1 CUDA_VISIBLE_DEVICES=0,1,2,3 ray start --head --port="$P2" >"$tmp/head.out" 2>&1
+    STANDIN_NODE=n1 STANDIN_LEADER_DELAY=2 CUDA_VISIBLE_DEVICES=0,1,2,3 ray start --head --port="$P2" >"$tmp/head.out" 2>&1
     sleep 600
 ) &
 pids+=($!)

@@ -60,6 +60,19 @@ def timeout():
         return 600.0
 
 
+def leader_delay():
+    """STANDIN_LEADER_DELAY=S: `ray start --head` and SGLang's rank 0 start S
+    seconds late, so a test can make every worker start before its leader."""
+    try:
+        d = float(os.environ.get("STANDIN_LEADER_DELAY", "0"))
+    except ValueError:
+        d = 0.0
+    if d > 0:
+        sys.stderr.write(f"stand-in: STANDIN_LEADER_DELAY: starting {d:g} s late\n")
+        sys.stderr.flush()
+        time.sleep(d)
+
+
 def state_dir():
     """Per-node state (Ray's current cluster, running heads): STANDIN_STATE,
     default $TMPDIR/llmgw-standins; one folder per node under nodes/."""

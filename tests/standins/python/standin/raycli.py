@@ -96,6 +96,7 @@ def start(argv):
     if o.get("head"):
         if o.get("address"):
             core.fail(record, "ray", "--head and --address cannot be given together")
+        core.leader_delay()
         return start_head(record, net, o.get("port") or raycore.DEFAULT_PORT, gpus, cpus, o.get("block"))
     if not o.get("address"):
         core.fail(record, "ray", "ValueError: If --head is not passed in, --address must be provided.")

@@ -126,6 +126,7 @@ def main(argv, argv0=("python3", "-m", "sglang.launch_server")):
         except ValueError as e:
             core.fail(record, PROG, f"ValueError: --dist-init-addr {dist!r}: {e}")
         if rank == 0:
+            core.leader_delay()
             core.run_refusing(record, PROG, lambda: rendezvous_server(record, net, dport, nnodes, tp, pp))
         else:
             conn = core.run_refusing(record, PROG, lambda: rendezvous_client(record, net, dhost, dport, rank, nnodes, tp, pp))
