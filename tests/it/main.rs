@@ -15,5 +15,6 @@ mod openapi;
 mod render;
 mod render_loop;
 mod scenarios;
+mod serve;
 mod slurm;
 mod synth;
