@@ -44,7 +44,11 @@ pub enum Pool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reason {
     State(StateCode),
-    Avoid,
+    /// The node holds `per_node` replicas of the model already (the model's
+    /// `replicas_per_node`; 1 is the seed's spreading rule).
+    Avoid {
+        per_node: u32,
+    },
     /// Attached to this fabric (index into `Fleet::fabrics`) without adapters.
     NoAdapters(u32),
     /// The selector entry (index into the profile's sorted selector) missing.
@@ -264,7 +268,7 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
 
     for (mi, model) in catalog.models.iter().enumerate() {
         let explaining = opts.explain == Some(mi);
-        let existing = fleet.begin_model(mi as u32, &model.name);
+        let existing = fleet.begin_model(mi as u32, &model.name, model.replicas_per_node);
         let mut have = vec![false; model.replicas as usize];
         for (&replica, nodes) in &existing {
             if replica < model.replicas {

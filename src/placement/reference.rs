@@ -27,7 +27,7 @@ fn check(fleet: &Fleet<'_>, node: u32, p: &Compiled<'_>, fabric: Option<u32>) ->
         return Err(r);
     }
     if fleet.avoided(node) {
-        return Err(Reason::Avoid);
+        return Err(fleet.avoid_reason());
     }
     if let Some(f) = fabric {
         match fleet.attach[node as usize].iter().find(|a| a.0 == f) {

@@ -25,9 +25,12 @@ pub struct Fleet<'i> {
     pub allocs: Vec<u32>,
     /// Per node: (fabric index, whether it reports adapters on it).
     pub attach: Vec<Vec<(u32, bool)>>,
-    /// Nodes holding a model are marked with that model's stamp.
-    avoid: Vec<u32>,
+    /// Per node: how many replicas of the model being placed it holds, as
+    /// (stamp, count); a stamp other than the model's means none.
+    held: Vec<(u32, u32)>,
     stamp: u32,
+    /// The model's `replicas_per_node`: a node holding this many is avoided.
+    per_node: u32,
     /// model name -> replica index -> nodes, from the inventory's allocations.
     existing: HashMap<&'i str, BTreeMap<u32, Vec<u32>>>,
     /// source -> nodes that report holding it, ascending.
@@ -78,8 +81,9 @@ impl<'i> Fleet<'i> {
             free: Vec::with_capacity(n),
             allocs: Vec::with_capacity(n),
             attach: Vec::with_capacity(n),
-            avoid: vec![0; n],
+            held: vec![(0, 0); n],
             stamp: 0,
+            per_node: 1,
             existing: HashMap::new(),
             holders: HashMap::new(),
             engine_sets: Vec::with_capacity(n),
@@ -219,17 +223,25 @@ impl<'i> Fleet<'i> {
             .collect()
     }
 
-    /// Starts a model: marks the nodes that already run any replica of it,
+    /// Starts a model: counts the replicas of it each node already runs
+    /// (surplus ones too; a multi-node replica once on each of its nodes),
     /// and returns its existing replica indices with their nodes.
-    pub fn begin_model(&mut self, model: u32, name: &str) -> BTreeMap<u32, Vec<u32>> {
+    pub fn begin_model(&mut self, model: u32, name: &str, per_node: u32) -> BTreeMap<u32, Vec<u32>> {
         self.stamp = model + 1;
+        self.per_node = per_node.max(1);
         let existing = self.existing.get(name).cloned().unwrap_or_default();
         for nodes in existing.values() {
             for &n in nodes {
-                self.avoid[n as usize] = self.stamp;
+                self.hold(n);
             }
         }
         existing
+    }
+
+    /// One more replica of the current model on the node.
+    fn hold(&mut self, node: u32) {
+        let h = &mut self.held[node as usize];
+        *h = if h.0 == self.stamp { (h.0, h.1 + 1) } else { (self.stamp, 1) };
     }
 
     /// The replicas of a model the inventory already runs, with their nodes.
@@ -237,8 +249,16 @@ impl<'i> Fleet<'i> {
         self.existing.get(model)
     }
 
+    /// Whether the node already holds as many replicas of the current model
+    /// as one node may (one, unless the model sets `replicas_per_node`).
     pub fn avoided(&self, node: u32) -> bool {
-        self.avoid[node as usize] == self.stamp
+        let h = self.held[node as usize];
+        h.0 == self.stamp && h.1 >= self.per_node
+    }
+
+    /// The avoid rejection, for the model being placed.
+    pub fn avoid_reason(&self) -> Reason {
+        Reason::Avoid { per_node: self.per_node }
     }
 
     pub fn state_reason(&self, node: u32) -> Option<Reason> {
@@ -332,9 +352,8 @@ impl<'i> Fleet<'i> {
     }
 
     /// Records a placement: its GPUs are taken, its nodes hold one more
-    /// allocation, and they host this model from now on.
-    /// Takes the placement's GPUs and counts its allocations, and says what
-    /// changed per node, for whoever keeps an index of free GPUs.
+    /// allocation and one more replica of this model. Says what changed per
+    /// node, for whoever keeps an index of free GPUs.
     pub fn commit(&mut self, p: &Placement, prof: &Compiled<'_>) -> Vec<Change> {
         let mut changes = Vec::with_capacity(p.nodes.len());
         for a in &p.nodes {
@@ -360,7 +379,7 @@ impl<'i> Fleet<'i> {
             }
             changes.push(Change { node: a.node, free, allocs_before: self.allocs[ni] });
             self.allocs[ni] += 1;
-            self.avoid[ni] = self.stamp;
+            self.hold(a.node);
         }
         changes
     }

@@ -52,7 +52,10 @@ impl<'a> Names<'a> {
     pub fn reason(&self, reason: Reason, p: &Profile) -> String {
         match reason {
             Reason::State(s) => format!("node is {}", s.as_str()),
-            Reason::Avoid => "already hosts this model; spreading across failure domains".into(),
+            Reason::Avoid { per_node: 1 } => "already hosts this model; spreading across failure domains".into(),
+            Reason::Avoid { per_node: k } => {
+                format!("already hosts {k} replicas of this model (replicas_per_node = {k})")
+            }
             Reason::NoAdapters(f) => format!("attached to {} but reports no adapters for it", self.fabric(f)),
             Reason::Selector(i) => {
                 let (k, v) = &p.node_selector[i as usize];
@@ -93,7 +96,13 @@ impl<'a> Names<'a> {
         let (is, has, does) = if one { ("is", "has", "does") } else { ("are", "have", "do") };
         let text = match reason {
             Reason::State(s) => format!("{is} {}", s.as_str()),
-            Reason::Avoid => format!("already host{} this model", if one { "s" } else { "" }),
+            Reason::Avoid { per_node: 1 } => format!("already host{} this model", if one { "s" } else { "" }),
+            Reason::Avoid { per_node: k } => {
+                format!(
+                    "already host{} {k} replicas of this model (replicas_per_node = {k})",
+                    if one { "s" } else { "" }
+                )
+            }
             Reason::NoAdapters(f) => {
                 format!(
                     "{is} attached to {} but report{} no adapters for it",

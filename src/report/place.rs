@@ -218,14 +218,17 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
     for s in &plan.surplus {
         let nodes: Vec<&str> = s.nodes.iter().map(|&n| names.node(n)).collect();
         let m = names.model(s.model);
+        let effect = match m.replicas_per_node {
+            1 => format!("keeps other replicas off {}", if nodes.len() == 1 { "it" } else { "them" }),
+            k => format!("counts towards replicas_per_node = {k} there"),
+        };
         let _ = writeln!(
             out,
-            "\n{} replica {} is surplus (the catalog asks for {}); it stays on {} and keeps other replicas off {}",
+            "\n{} replica {} is surplus (the catalog asks for {}); it stays on {} and {effect}",
             m.name,
             s.replica,
             m.replicas,
             nodes.join(", "),
-            if nodes.len() == 1 { "it" } else { "them" },
         );
     }
     let sum = &plan.summary;

@@ -11,6 +11,7 @@ mod generated;
 mod hardening;
 mod kubernetes;
 mod loaders_never_panic;
+mod policy;
 mod scenarios;
 mod slurm;
 mod synth;

@@ -1,0 +1,129 @@
+//! Placement policy beyond the seed's rules (issue 19): replicas sharing a
+//! node, closest misses an operator can act on, warnings for classes and
+//! MIG profiles the fleet lacks, and runs of unplaced replicas said once.
+
+use crate::common::*;
+use serde_json::{Value, json};
+
+/// Places `catalog` on `inventory` (both TOML), `--format json` with the
+/// extra arguments given; returns the plan, checking the exit code.
+fn place(catalog: &str, inventory: &str, extra: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let c = write(dir.path(), "catalog.toml", catalog);
+    let i = write(dir.path(), "fleet.toml", inventory);
+    let mut args = vec!["place", c.to_str().unwrap(), "--inventory", i.to_str().unwrap(), "--format", "json"];
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    let v = json(&out);
+    let unplaced = v["summary"]["unplaced"].as_u64().unwrap();
+    assert_eq!(code(&out), if unplaced > 0 { 1 } else { 0 }, "{}", transcript(&out));
+    v
+}
+
+/// `n` H100s, `used` of them held by another model.
+fn node(id: &str, n: u32, used: u32) -> String {
+    let mut s = format!("[[node]]\nid = \"{id}\"\n");
+    for i in 0..n {
+        s += &format!("[[node.gpu]]\nindex = {i}\nname = \"NVIDIA H100 80GB HBM3\"\n");
+    }
+    if used > 0 {
+        s += &format!(
+            "[[node.allocation]]\nmodel = \"other\"\nreplica = 0\ngpus = {:?}\n",
+            (0..used).collect::<Vec<_>>()
+        );
+    }
+    s
+}
+
+fn tp1(replicas: u32, per_node: Option<u32>) -> String {
+    let k = per_node.map(|k| format!("replicas_per_node = {k}\n")).unwrap_or_default();
+    format!(
+        "[[model]]\nname = \"m\"\nreplicas = {replicas}\n{k}[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n"
+    )
+}
+
+/// (replica, node, GPUs) of each placement, in order.
+fn placed(v: &Value) -> Vec<(u64, String, Value)> {
+    v["placements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let n = &p["nodes"][0];
+            (p["replica"].as_u64().unwrap(), n["node"].as_str().unwrap().to_string(), n["gpus"].clone())
+        })
+        .collect()
+}
+
+#[test]
+fn small_replicas_pack_onto_a_node_up_to_replicas_per_node() {
+    // Four TP1 replicas, nodes with 3 and 5 free GPUs. One per node (the
+    // default) leaves two unplaced; two per node places all four, best fit
+    // first: the fuller node takes two, then the emptier one.
+    let inv = node("a", 8, 5) + &node("b", 8, 3);
+    let v = place(&tp1(4, None), &inv, &["--rejections", "full"]);
+    assert_eq!(v["summary"]["placed"], 2);
+    let v = place(&tp1(4, Some(2)), &inv, &[]);
+    let want = vec![
+        (0, "a".to_string(), json!([5])),
+        (1, "a".to_string(), json!([6])),
+        (2, "b".to_string(), json!([3])),
+        (3, "b".to_string(), json!([4])),
+    ];
+    assert_eq!(placed(&v), want);
+    let v = place(&tp1(4, Some(3)), &inv, &[]);
+    let nodes: Vec<String> = placed(&v).into_iter().map(|p| p.1).collect();
+    assert_eq!(nodes, ["a", "a", "a", "b"]);
+}
+
+#[test]
+fn a_node_holding_k_replicas_is_avoided_with_its_own_reason() {
+    // a runs replica 0 and a surplus replica 9: two of m, as many as it may
+    // hold; b runs replica 1: it may take one more, and does.
+    let inv = node("a", 8, 0)
+        + "[[node.allocation]]\nmodel = \"m\"\nreplica = 0\ngpus = [0]\n\
+           [[node.allocation]]\nmodel = \"m\"\nreplica = 9\ngpus = [1]\n"
+        + &node("b", 2, 0)
+        + "[[node.allocation]]\nmodel = \"m\"\nreplica = 1\ngpus = [0]\n";
+    let v = place(&tp1(4, Some(2)), &inv, &["--rejections", "full"]);
+    assert_eq!(placed(&v), vec![(2, "b".to_string(), json!([1]))]);
+    let u = &v["unplaced"][0];
+    assert_eq!(u["replica"], 3);
+    assert_eq!(
+        u["rejections"],
+        json!([
+            {"profile": "p", "pool": "none/h100-80gb-hbm3", "node": "a",
+             "reason": "already hosts 2 replicas of this model (replicas_per_node = 2)"},
+            {"profile": "p", "pool": "none/h100-80gb-hbm3", "node": "b",
+             "reason": "already hosts 2 replicas of this model (replicas_per_node = 2)"}
+        ])
+    );
+    // k = 1 keeps the seed's words.
+    let v = place(&tp1(3, None), &node("a", 8, 0), &["--rejections", "full"]);
+    assert_eq!(
+        v["unplaced"][0]["rejections"][0]["reason"],
+        "already hosts this model; spreading across failure domains"
+    );
+}
+
+#[test]
+fn a_multi_node_replica_counts_once_on_each_of_its_nodes() {
+    let catalog = "[[model]]\nname = \"m\"\nreplicas = 3\nreplicas_per_node = 2\n\
+        [[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 2\nnodes = 2\n";
+    let fabric = "[[node.fabric]]\nname = \"ib\"\n";
+    let inv = node("a", 8, 0) + fabric + &node("b", 8, 0) + fabric;
+    let v = place(catalog, &inv, &["--rejections", "full"]);
+    // Two replicas across a and b, each counted on both; the third finds
+    // both nodes at two.
+    assert_eq!(v["summary"]["placed"], 2);
+    let reasons: Vec<&str> =
+        v["unplaced"][0]["rejections"].as_array().unwrap().iter().map(|r| r["reason"].as_str().unwrap()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "already hosts 2 replicas of this model (replicas_per_node = 2)",
+            "already hosts 2 replicas of this model (replicas_per_node = 2)",
+            "needs 2 nodes, only 0 qualify"
+        ]
+    );
+}
