@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::Names;
+use crate::catalog::Profile;
+use crate::inventory::Node;
 use crate::placement::{Decision, Placement, Pool, PoolTally, Reason, Rejection, Why};
 
 /// One reason within one profile and pool, and the nodes it applies to.
@@ -134,6 +136,7 @@ pub fn closest_of<'a>(
                     (Some(n), Reason::Gpus { free } | Reason::Mig { free }) => Some((n, free)),
                     _ => None,
                 })
+                .filter(|&(n, _)| has_hardware(names.fleet.node(n), prof))
                 .collect();
             // Most free first; ties keep the order tried.
             near.sort_by_key(|&(_, free)| std::cmp::Reverse(free));
@@ -151,6 +154,18 @@ pub fn closest_of<'a>(
             }
         })
         .collect()
+}
+
+/// Whether the node has any GPU of the profile's class (healthy or not, in
+/// MIG mode or not), and for a MIG profile a device of that profile on one:
+/// freeing GPUs of a class a node lacks is not a step an operator can take,
+/// so such a node is never a closest miss.
+fn has_hardware(node: &Node, prof: &Profile) -> bool {
+    let Some(class) = prof.gpu_class.as_deref() else { return true };
+    node.gpus.iter().filter(|g| g.class == class).any(|g| match &prof.mig_profile {
+        None => true,
+        Some(mig) => g.mig_devices.iter().any(|d| &d.profile == mig),
+    })
 }
 
 /// Walks a plan's decisions with the placements made before each.

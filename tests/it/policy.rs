@@ -127,3 +127,52 @@ fn a_multi_node_replica_counts_once_on_each_of_its_nodes() {
         ]
     );
 }
+
+#[test]
+fn closest_never_names_a_node_without_the_class_or_the_mig_profile() {
+    let a100 = |id: &str| {
+        let mut s = format!("[[node]]\nid = \"{id}\"\n");
+        for i in 0..8 {
+            s += &format!("[[node.gpu]]\nindex = {i}\nname = \"NVIDIA A100-SXM4-80GB\"\n");
+        }
+        s
+    };
+    // h100-mig has the class, every GPU in MIG mode: 0 free, but adding or
+    // freeing H100s there is a step an operator can take.
+    let h100_mig =
+        "[[node]]\nid = \"h100-mig\"\n[[node.gpu]]\nindex = 0\nname = \"NVIDIA H100 80GB HBM3\"\nmig = true\n";
+    let inv = a100("a100-b") + &node("h100-a", 8, 6) + h100_mig;
+    let catalog = "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"tp4\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 4\n";
+    let v = place(catalog, &inv, &[]);
+    let nearest: Vec<(&str, u64)> = v["unplaced"][0]["closest"][0]["nearest"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["node"].as_str().unwrap(), n["free"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(nearest, [("h100-a", 2), ("h100-mig", 0)]);
+    // The reasons still name every node.
+    assert_eq!(v["unplaced"][0]["reasons"][0]["nodes"], json!(["a100-b", "h100-mig"]));
+
+    // A MIG profile: a GPU of the class in MIG mode with no 1g.10gb device
+    // is not near; one whose 1g.10gb devices are all held is.
+    let gpu = |id: &str, profile: &str| {
+        format!(
+            "[[node]]\nid = \"{id}\"\n[[node.gpu]]\nindex = 0\nname = \"NVIDIA A100-SXM4-80GB\"\nmig = true\n\
+             [[node.gpu.mig_device]]\nindex = 0\nprofile = \"{profile}\"\nmemory_mb = 9856\n"
+        )
+    };
+    let inv = gpu("big-slices", "3g.40gb")
+        + &gpu("held", "1g.10gb")
+        + "[[node.allocation]]\nmodel = \"x\"\nreplica = 0\ngpus = [0]\nmig_devices = [0]\n"
+        + &a100("whole");
+    let catalog = "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"slice\"\nengine = \"vllm\"\ngpu_class = \"a100-sxm4-80gb\"\nmig_profile = \"1g.10gb\"\n";
+    let v = place(catalog, &inv, &[]);
+    let nearest: Vec<&str> = v["unplaced"][0]["closest"][0]["nearest"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(nearest, ["held"]);
+}
