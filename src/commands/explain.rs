@@ -30,6 +30,9 @@ pub fn run(a: &cli::ExplainArgs) -> Outcome {
         return Err(d.into());
     }
     let inv = fleet_inventory(&a.inventory)?;
+    // A class or MIG profile the fleet lacks: said on stderr, as lint says
+    // it; the plan and the exit code stay what placement decided.
+    crate::report::diagnostics::eprint(&crate::catalog::hardware_checks(&catalog, &inv));
     let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options { explain: Some(mi), ..Options::default() });
     let names = Names { catalog: &catalog, fleet: &fleet };
     let attempts: Vec<_> = plan.attempts.iter().filter(|at| a.replica.is_none_or(|r| r == at.replica)).collect();

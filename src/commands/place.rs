@@ -16,6 +16,9 @@ pub fn run(a: &cli::PlaceArgs) -> Outcome {
     t.lap("parse catalog");
     let inv = fleet_inventory(&a.inventory)?;
     t.lap("parse inventory");
+    // A class or MIG profile the fleet lacks: said on stderr, as lint says
+    // it; the plan and the exit code stay what placement decided.
+    crate::report::diagnostics::eprint(&crate::catalog::hardware_checks(&catalog, &inv));
     let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options::default());
     t.lap("placement");
     let names = Names { catalog: &catalog, fleet: &fleet };

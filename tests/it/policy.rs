@@ -176,3 +176,61 @@ fn closest_never_names_a_node_without_the_class_or_the_mig_profile() {
         .collect();
     assert_eq!(nearest, ["held"]);
 }
+
+#[test]
+fn place_and_explain_warn_of_a_class_or_mig_profile_the_fleet_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = r#"
+[[model]]
+name = "m"
+  [[model.profile]]
+  name = "typo"
+  engine = "vllm"
+  gpu_class = "H100"
+  priority = 3
+  [[model.profile]]
+  name = "slice"
+  engine = "vllm"
+  gpu_class = "h100-80gb-hbm3"
+  mig_profile = "1g.10gb"
+  priority = 2
+  [[model.profile]]
+  name = "whole"
+  engine = "vllm"
+  gpu_class = "h100-80gb-hbm3"
+  priority = 1
+"#;
+    let c = write(dir.path(), "c.toml", catalog);
+    let i = write(dir.path(), "fleet.toml", &node("a", 8, 0));
+    let (c, i) = (c.to_str().unwrap(), i.to_str().unwrap());
+    for args in [
+        vec!["place", c, "-i", i, "--format", "json"],
+        vec!["place", c, "-i", i],
+        vec!["explain-placement", c, "--model", "m", "-i", i, "--format", "json"],
+    ] {
+        let out = run(&args);
+        // The replica places with the third profile: exit 0, a plan on stdout.
+        assert_eq!(code(&out), 0, "{}", transcript(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("llmgw::catalog::unknown-gpu-class"), "{err}");
+        assert!(err.contains("no node has a `h100` GPU (profile `typo` of `m`)"), "{err}");
+        assert!(err.contains("did you mean `h100-80gb-hbm3`?"), "{err}");
+        assert!(err.contains("llmgw::catalog::unknown-mig-profile"), "{err}");
+        assert!(err.contains("c.toml:7:15") && err.contains("c.toml:13:17"), "spans: {err}");
+        assert!(!stdout(&out).contains("llmgw::"), "warnings stay off stdout");
+    }
+    let v = json(&run(&["place", c, "-i", i, "--format", "json"]));
+    assert_eq!(v["placements"][0]["profile"], "whole");
+    // lint says the same with --inventory, and exits 0 for warnings.
+    let out = run(&["lint", c, "-i", i]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown-gpu-class") && err.contains("unknown-mig-profile"), "{err}");
+    // A fleet that has them: not a word.
+    let fleet = "[[node]]\nid = \"b\"\n[[node.gpu]]\nindex = 0\nname = \"NVIDIA H100 80GB HBM3\"\nmig = true\n\
+                 [[node.gpu.mig_device]]\nindex = 0\nprofile = \"1g.10gb\"\nmemory_mb = 9856\n";
+    let i2 = write(dir.path(), "fleet2.toml", fleet);
+    let good = write(dir.path(), "good.toml", &catalog.replace("\"H100\"", "\"h100-80gb-hbm3\""));
+    let out = run(&["place", good.to_str().unwrap(), "-i", i2.to_str().unwrap(), "--format", "json"]);
+    assert!(out.stderr.is_empty(), "{}", transcript(&out));
+}
