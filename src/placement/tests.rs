@@ -483,7 +483,50 @@ proptest! {
         let fast = place_json(&cat, &inv, Mode::Fast);
         prop_assert_eq!(&fast, &place_json(&cat, &inv, Mode::Reference));
         explain_agrees(&cat, &inv)?;
+        runs_expand_to_the_full_form(&cat, &inv)?;
     }
+}
+
+/// The grouped and none forms say a run of replicas once (`replica` to
+/// `through`); expanded, they list the full form's replicas, each with its
+/// closest misses, and entries next to each other never say the same thing
+/// about consecutive replicas of one model.
+fn runs_expand_to_the_full_form(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError> {
+    let p = plan(cat, inv, Options::default());
+    let fleet = super::Fleet::new(inv);
+    let names = Names { catalog: cat, fleet: &fleet };
+    let doc = |form| {
+        let mut out = Vec::new();
+        crate::report::place::json(&mut out, &names, &p, form).unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out).unwrap()
+    };
+    let full = doc(crate::report::place::Rejections::Full);
+    let per_replica: Vec<_> = full["unplaced"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (u["model"].clone(), u["replica"].clone(), u["closest"].clone()))
+        .collect();
+    for form in [crate::report::place::Rejections::Grouped, crate::report::place::Rejections::None] {
+        let v = doc(form);
+        let entries = v["unplaced"].as_array().unwrap();
+        let mut expanded = Vec::new();
+        for (i, u) in entries.iter().enumerate() {
+            let first = u["replica"].as_u64().unwrap();
+            let last = u.get("through").map_or(first, |t| t.as_u64().unwrap());
+            prop_assert!(u.get("through").is_none_or(|_| last > first));
+            expanded.extend((first..=last).map(|r| (u["model"].clone(), serde_json::json!(r), u["closest"].clone())));
+            if let Some(next) = entries.get(i + 1) {
+                let same = next["model"] == u["model"]
+                    && next["replica"].as_u64() == Some(last + 1)
+                    && next.get("reasons") == u.get("reasons")
+                    && next["closest"] == u["closest"];
+                prop_assert!(!same, "a run split in two");
+            }
+        }
+        prop_assert_eq!(&expanded, &per_replica);
+    }
+    Ok(())
 }
 
 /// For every model, the explained attempts decide what `place` decided,

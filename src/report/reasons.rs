@@ -13,7 +13,7 @@ use crate::inventory::Node;
 use crate::placement::{Decision, Placement, Pool, PoolTally, Reason, Rejection, Why};
 
 /// One reason within one profile and pool, and the nodes it applies to.
-#[derive(Serialize)]
+#[derive(Serialize, PartialEq)]
 pub struct ReasonGroup<'a> {
     pub profile: &'a str,
     pub pool: String,
@@ -62,14 +62,14 @@ pub fn grouped<'a>(names: &Names<'a>, model: u32, rejections: &[Rejection]) -> V
 }
 
 /// A replica placed earlier in this plan, holding GPUs on a near node.
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, PartialEq)]
 pub struct Taken<'a> {
     pub model: &'a str,
     pub replica: u32,
     pub gpus: Vec<u32>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, PartialEq)]
 pub struct Near<'a> {
     pub node: &'a str,
     pub free: u32,
@@ -79,7 +79,7 @@ pub struct Near<'a> {
 
 /// Per profile and pool tried: how many nodes qualified against how many
 /// the profile needs, and the nodes that failed only for free GPUs.
-#[derive(Serialize)]
+#[derive(Serialize, PartialEq)]
 pub struct Closest<'a> {
     pub profile: &'a str,
     pub pool: String,

@@ -234,3 +234,53 @@ name = "m"
     let out = run(&["place", good.to_str().unwrap(), "-i", i2.to_str().unwrap(), "--format", "json"]);
     assert!(out.stderr.is_empty(), "{}", transcript(&out));
 }
+
+#[test]
+fn runs_of_unplaced_replicas_are_one_entry_in_the_grouped_and_none_forms() {
+    // Replica 2 runs on a; the others find no room (a holds the model, b
+    // is full): 0-1 and 3-5 are two runs, split by the running replica.
+    let inv = node("a", 2, 1) + "[[node.allocation]]\nmodel = \"m\"\nreplica = 2\ngpus = [1]\n" + &node("b", 1, 1);
+    let catalog = tp1(6, None);
+    let grouped = place(&catalog, &inv, &[]);
+    let entries: Vec<(Value, Option<&Value>)> =
+        grouped["unplaced"].as_array().unwrap().iter().map(|u| (u["replica"].clone(), u.get("through"))).collect();
+    assert_eq!(entries, [(json!(0), Some(&json!(1))), (json!(3), Some(&json!(5)))]);
+    let u = &grouped["unplaced"][0];
+    let keys: Vec<&str> = u.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["model", "replica", "through", "reasons", "closest"]);
+    assert_eq!(grouped["summary"]["unplaced"], 5);
+    let none = place(&catalog, &inv, &["--rejections", "none"]);
+    let keys: Vec<&str> = none["unplaced"][1].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["model", "replica", "through", "closest"]);
+    assert_eq!(none["unplaced"].as_array().unwrap().len(), 2);
+    // The full form keeps one entry per replica, and no `through`.
+    let full = place(&catalog, &inv, &["--rejections", "full"]);
+    let replicas: Vec<&Value> = full["unplaced"].as_array().unwrap().iter().map(|u| &u["replica"]).collect();
+    assert_eq!(replicas, [&json!(0), &json!(1), &json!(3), &json!(4), &json!(5)]);
+    assert!(full["unplaced"].as_array().unwrap().iter().all(|u| u.get("through").is_none()));
+    // A run of one is a plain entry.
+    let one = place(&tp1(2, None), &node("a", 1, 0), &[]);
+    assert_eq!(
+        one["unplaced"],
+        json!([{
+            "model": "m", "replica": 1,
+            "reasons": [{"profile": "p", "pool": "none/h100-80gb-hbm3",
+                         "reason": "already hosts this model; spreading across failure domains", "count": 1, "nodes": ["a"]}],
+            "closest": [{"profile": "p", "pool": "none/h100-80gb-hbm3", "qualify": 0, "needs": 1, "nearest": []}]
+        }])
+    );
+}
+
+#[test]
+fn a_hundred_thousand_unplaced_replicas_write_one_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = write(dir.path(), "c.toml", &tp1(100_000, None));
+    let i = write(dir.path(), "fleet.toml", &node("a", 8, 0));
+    let out = run(&["place", c.to_str().unwrap(), "-i", i.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 1);
+    assert!(out.stdout.len() < 4096, "{} bytes", out.stdout.len());
+    let v = json(&out);
+    assert_eq!(v["unplaced"][0]["replica"], 1);
+    assert_eq!(v["unplaced"][0]["through"], 99_999);
+    assert_eq!(v["summary"]["unplaced"], 99_999);
+}
