@@ -28,11 +28,13 @@ pub fn data_format(path: Option<&Path>, flag: Option<Format>) -> Result<Format, 
 
 /// For commands that print human or JSON output: whether `-o` with this
 /// name, and perhaps `--format`, means JSON. A `.toml`/`.yaml` name, or a
-/// `.json` one with `--format` other than json, is refused.
-pub fn report_is_json(path: Option<&Path>, flag: Option<&str>) -> Result<bool, Diag> {
+/// `.json` one with `--format` other than json, is refused; `writes` says
+/// what the command can write instead ("place writes human text or JSON").
+pub fn report_is_json(path: Option<&Path>, flag: Option<&str>, writes: &str) -> Result<bool, Diag> {
     let by_name = path.and_then(|p| Format::from_extension(&p.to_string_lossy()));
     match (flag, by_name) {
-        (_, Some(Format::Toml | Format::Yaml)) => Err(contradiction(path, flag.unwrap_or("human"))),
+        (None, Some(f @ (Format::Toml | Format::Yaml))) => Err(not_written(path, f, writes)),
+        (Some(f), Some(Format::Toml | Format::Yaml)) => Err(contradiction(path, f)),
         (Some(f), Some(Format::Json)) if f != "json" => Err(contradiction(path, f)),
         (Some(f), _) => Ok(f == "json"),
         (None, Some(Format::Json)) => Ok(true),
@@ -44,6 +46,13 @@ fn contradiction(path: Option<&Path>, format: &str) -> Diag {
     let name = path.map(|p| crate::term::escape(&p.display().to_string()).into_owned()).unwrap_or_default();
     Diag::error(Code::BadArgument, format!("--format {format} contradicts the name {name}"))
         .help("the extension of -o says what the file holds: give a name that matches the format, or drop --format")
+}
+
+/// `-o plan.yaml` on a command that has no YAML (or TOML) to write.
+fn not_written(path: Option<&Path>, format: Format, writes: &str) -> Diag {
+    let name = path.map(|p| crate::term::escape(&p.display().to_string()).into_owned()).unwrap_or_default();
+    Diag::error(Code::BadArgument, format!("{writes}, not {}: cannot write {name}", format.name().to_uppercase()))
+        .help("name the file .json for JSON, or give it another extension (or none) for human text")
 }
 
 /// An inventory as text. TOML is written node by node, in parallel: the

@@ -10,7 +10,7 @@ use crate::{Exit, Outcome, load};
 use std::fmt::Write as _;
 
 pub fn run(a: &cli::ExplainArgs) -> Outcome {
-    let format = report_format(a.output.as_deref(), a.format)?;
+    let format = report_format("explain-placement", a.output.as_deref(), a.format)?;
     let mut out = Sink::open(a.output.as_deref())?;
     let catalog = load::catalog(&a.catalog)?;
     let Some(mi) = catalog.models.iter().position(|m| m.name == a.model) else {

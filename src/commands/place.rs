@@ -9,7 +9,7 @@ use crate::timings::Timings;
 use crate::{Exit, Outcome, load};
 
 pub fn run(a: &cli::PlaceArgs) -> Outcome {
-    let format = report_format(a.output.as_deref(), a.format)?;
+    let format = report_format("place", a.output.as_deref(), a.format)?;
     let mut out = Sink::open(a.output.as_deref())?;
     let mut t = Timings::start();
     let catalog = load::catalog(&a.catalog)?;

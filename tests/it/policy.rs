@@ -284,3 +284,15 @@ fn a_hundred_thousand_unplaced_replicas_write_one_entry() {
     assert_eq!(v["unplaced"][0]["through"], 99_999);
     assert_eq!(v["summary"]["unplaced"], 99_999);
 }
+
+#[test]
+fn place_to_a_yaml_name_says_place_writes_human_text_or_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.yaml");
+    let out = run(&["place", "catalog/fleet.toml", "-i", "examples/fleet.toml", "-o", plan.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("place writes human text or JSON, not YAML"), "{err}");
+    assert!(!err.contains("--format"), "no --format was given: {err}");
+    assert!(!plan.exists());
+}
