@@ -115,10 +115,12 @@ impl<'a> Names<'a> {
                 format!("{does} not carry {k}={v}")
             }
             Reason::Engine => format!("{does} not have {} installed", p.engine.name),
+            // The summaries are human output: binary sizes say GiB (the
+            // reason texts above keep the seed's "GB").
             Reason::Memory { have_gb } => {
-                format!("{has} {have_gb} GB of memory, needs {}", p.min_memory_gb)
+                format!("{has} {have_gb} GiB of memory, needs {}", p.min_memory_gb)
             }
-            Reason::Disk { have_gb } => format!("{has} {have_gb} GB free for weights, needs {}", p.min_disk_gb),
+            Reason::Disk { have_gb } => format!("{has} {have_gb} GiB free for weights, needs {}", p.min_disk_gb),
             Reason::Gpus { free } => {
                 format!("{has} {free} free {} GPUs, needs {}", p.class_label(), p.gpus_per_node)
             }
@@ -168,6 +170,22 @@ where
             seq.serialize_element(&item)?;
         }
         seq.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn binary_sizes_say_gib_or_mib_and_never_round_up() {
+        let mib = |m: u64| super::binary_size(m << 20);
+        assert_eq!(mib(246_385), "240 GiB");
+        assert_eq!(mib(2000), "1.9 GiB");
+        assert_eq!(mib(1024), "1.0 GiB");
+        assert_eq!(mib(10_239), "9.9 GiB");
+        assert_eq!(mib(10_240), "10 GiB");
+        assert_eq!(mib(512), "512 MiB");
+        assert_eq!(mib(0), "0 MiB");
+        assert_eq!(super::binary_size(u64::MAX / 2), format!("{} GiB", (u64::MAX / 2) >> 30));
     }
 }
 
@@ -255,6 +273,22 @@ impl<'a> Names<'a> {
             })
             .collect::<Vec<_>>()
             .join("\n")
+    }
+}
+
+/// A binary size for people: whole GiB from 10 GiB up, tenths of a GiB
+/// below, MiB under one GiB; always rounded down, so a node never looks
+/// bigger than it is (Slurm's RealMemory 2000 is "1.9 GiB", not "1 GB").
+pub fn binary_size(bytes: u64) -> String {
+    const MIB: u64 = 1 << 20;
+    const GIB: u64 = 1 << 30;
+    match bytes {
+        b if b >= 10 * GIB => format!("{} GiB", b / GIB),
+        b if b >= GIB => {
+            let tenths = b * 10 / GIB;
+            format!("{}.{} GiB", tenths / 10, tenths % 10)
+        }
+        b => format!("{} MiB", b / MIB),
     }
 }
 

@@ -268,7 +268,7 @@ fn lint_says_which_profiles_cannot_hold_their_model_and_what_would() {
     assert_eq!(brief[1].0, "llmgw::fit::too-small");
     // 70B on 2 GPUs: the weights fit, the room to serve them does not.
     assert_eq!(brief[2].0, "llmgw::fit::margins");
-    assert!(brief[2].1.ends_with("gpus_per_node = 3 would fit"), "{brief:?}");
+    assert!(brief[2].1.ends_with("gpus_per_node = 4 would fit"), "{brief:?}");
     // With the example fleet, its H100s' real memory is used; the verdicts stand.
     let out = run(&["lint", c.to_str().unwrap(), "--inventory", "examples/fleet.toml"]);
     let err = String::from_utf8_lossy(&out.stderr).to_string();

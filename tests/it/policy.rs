@@ -296,3 +296,54 @@ fn place_to_a_yaml_name_says_place_writes_human_text_or_json() {
     assert!(!err.contains("--format"), "no --format was given: {err}");
     assert!(!plan.exists());
 }
+
+#[test]
+fn fit_hints_name_only_sizes_tensor_parallelism_can_use() {
+    let dir = tempfile::tempdir().unwrap();
+    // 270 GB of weights need 4.5 GPUs' worth of 0.9 x 80 GB: not 5, but 8.
+    let c = write(
+        dir.path(),
+        "c.toml",
+        "[[model]]\nname = \"big\"\nweights_gb = 270\n\
+         [[model.profile]]\nname = \"tp1\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n",
+    );
+    let hint = |inventory: Option<&str>| {
+        let mut args = vec!["lint".to_string(), c.to_str().unwrap().to_string(), "--format".into(), "json".into()];
+        if let Some(text) = inventory {
+            let i = write(dir.path(), "fleet.toml", text);
+            args.extend(["-i".to_string(), i.to_str().unwrap().to_string()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let v = json(&run(&args));
+        let d = v["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "llmgw::fit::too-small").cloned();
+        d.unwrap_or_else(|| panic!("no fit error: {v}"))["help"].as_str().unwrap().to_string()
+    };
+    let h = hint(None);
+    assert!(h.ends_with("gpus_per_node = 8 would fit"), "{h}");
+    assert!(h.contains("GiB") && !h.contains(" GB;"), "per-GPU sizes in GiB: {h}");
+    // Nodes of 6 H100s: 1, 2 or 4 per node, then 4 on more nodes.
+    let six: String = node("a", 6, 0).replace("[[node.gpu]]", "[[node.gpu]]\nmemory_mb = 81920");
+    let h = hint(Some(&six));
+    assert!(h.ends_with("nodes = 2 with gpus_per_node = 4 would fit"), "{h}");
+    // Nodes of 4: four per node on two nodes.
+    let four = node("a", 4, 0).replace("[[node.gpu]]", "[[node.gpu]]\nmemory_mb = 81920");
+    let h = hint(Some(&four));
+    assert!(h.ends_with("nodes = 2 with gpus_per_node = 4 would fit"), "{h}");
+}
+
+#[test]
+fn nodes_labels_memory_and_disk_in_binary_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let i = write(
+        dir.path(),
+        "fleet.toml",
+        "[[node]]\nid = \"big\"\nmemory_total_mb = 246385\n\
+         disk = { path = \"/m\", free_bytes = 1288490188800, total_bytes = 32985348833280 }\n\
+         [[node]]\nid = \"slurm-small\"\nmemory_total_mb = 2000\n\
+         [[node]]\nid = \"tiny\"\nmemory_total_mb = 512\n",
+    );
+    let out = stdout(&run(&["nodes", "-i", i.to_str().unwrap()]));
+    assert!(out.contains("240 GiB") && out.contains("1200 GiB"), "{out}");
+    assert!(out.contains("1.9 GiB") && out.contains("512 MiB"), "{out}");
+    assert!(!out.contains(" GB "), "{out}");
+}
