@@ -23,7 +23,7 @@ mod state;
 
 use std::sync::Arc;
 
-use crate::catalog::{Catalog, Profile};
+use crate::catalog::{Catalog, Model, Profile};
 use crate::inventory::{Inventory, State};
 
 pub use state::{Fleet, NEED_FACTOR, USABLE};
@@ -344,6 +344,16 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
         }
     }
     (Plan { decisions, summary, surplus, attempts, existing_of_explained }, fleet)
+}
+
+/// Whether one replica of the model (the catalog's model `mi`) could be
+/// placed on `fleet` with any of its profiles, by the rules above: what
+/// `capacity` asks of a fleet made of the nodes it would add.
+pub fn could_hold(fleet: &mut Fleet<'_>, mi: u32, model: &Model) -> bool {
+    fleet.begin_model(mi, &model.name, model.replicas_per_node);
+    let order = profile_order(&model.profiles);
+    let compiled: Vec<_> = model.profiles.iter().map(|p| fleet.compile(p, model.weight_bytes)).collect();
+    reference::attempt(fleet, &compiled, &order, mi, 0).placement.is_some()
 }
 
 #[cfg(test)]

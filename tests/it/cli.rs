@@ -376,7 +376,7 @@ fn diff_of_two_real_plans_and_of_a_file_that_is_no_plan() {
 fn capacity_on_the_example_fleet() {
     let out = run(&["capacity", CATALOG, "-i", FLEET, "--add", "dgx-h100@ib-east"]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
-    assert_eq!(stdout(&out), "add 5 x dgx-h100 on ib-east: 14/14 replicas placed (12 without)\n");
+    assert_eq!(stdout(&out), "add 3 x dgx-h100 on ib-east: 14/14 replicas placed (12 without)\n");
     let out = run(&["capacity", CATALOG, "-i", FLEET, "--add", "cpu", "--max", "8", "--format", "json"]);
     assert_eq!(code(&out), 1, "CPU nodes never hold the GPU replicas: {}", transcript(&out));
     assert_eq!(

@@ -347,3 +347,44 @@ fn nodes_labels_memory_and_disk_in_binary_units() {
     assert!(out.contains("1.9 GiB") && out.contains("512 MiB"), "{out}");
     assert!(!out.contains(" GB "), "{out}");
 }
+
+#[test]
+fn capacity_on_the_example_fleet_does_not_depend_on_node_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("examples/fleet.toml")).unwrap();
+    for prefix in ["", "aa-", "zz-"] {
+        let renamed = text.replace("id = \"", &format!("id = \"{prefix}"));
+        let i = write(dir.path(), &format!("fleet{prefix}.toml"), &renamed);
+        let out = run(&["capacity", "catalog/fleet.toml", "-i", i.to_str().unwrap(), "--add", "dgx-h100@ib-east"]);
+        assert_eq!(code(&out), 0, "{}", transcript(&out));
+        assert_eq!(
+            stdout(&out),
+            "add 3 x dgx-h100 on ib-east: 14/14 replicas placed (12 without)\n",
+            "prefix {prefix:?}"
+        );
+    }
+}
+
+#[test]
+fn capacity_answers_at_once_when_no_added_node_could_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = write(
+        dir.path(),
+        "c.toml",
+        "[[model]]\nname = \"b\"\nreplicas = 1000000\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"b200\"\n",
+    );
+    let args = ["capacity", c.to_str().unwrap(), "-i", "examples/fleet.toml", "--add", "dgx-h100", "--max", "10000000"];
+    let out = run(&args);
+    assert_eq!(code(&out), 1, "{}", transcript(&out));
+    assert_eq!(
+        stdout(&out),
+        "no dgx-h100 node could hold any profile of the 1000000 unplaced replicas, so adding them cannot help: 0/1000000 replicas placed\n"
+    );
+    let mut json_args = args.to_vec();
+    json_args.extend(["--format", "json"]);
+    let v = json(&run(&json_args));
+    assert_eq!(
+        v,
+        json!({"shape": "dgx-h100", "fabric": null, "added": null, "wanted": 1000000, "placed_without": 0, "placed_with": 0})
+    );
+}
