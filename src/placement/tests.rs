@@ -324,6 +324,19 @@ fn place_json(cat: &Catalog, inv: &Inventory, mode: Mode) -> String {
     String::from_utf8(out).unwrap()
 }
 
+/// Replicas of each catalog model per (model, node) that the inventory
+/// runs: surplus ones too, a multi-node one once on each of its nodes.
+fn running_per_node(cat: &Catalog, inv: &Inventory) -> BTreeMap<(u32, u32), u32> {
+    let mut hosts = BTreeMap::new();
+    for (mi, m) in cat.models.iter().enumerate() {
+        for (ni, n) in inv.nodes.iter().enumerate() {
+            let held: BTreeSet<u32> = n.allocations.iter().filter(|a| a.model == m.name).map(|a| a.replica).collect();
+            hosts.insert((mi as u32, ni as u32), held.len() as u32);
+        }
+    }
+    hosts
+}
+
 fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError> {
     let p = plan(cat, inv, Options::default());
     let mut taken: HashSet<(usize, u32)> = HashSet::new();
@@ -337,15 +350,7 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
             }
         }
     }
-    // Replicas of each catalog model per node: those the inventory runs
-    // (surplus too, a multi-node one once per node), then those placed.
-    let mut hosts: BTreeMap<(u32, u32), u32> = BTreeMap::new();
-    for (mi, m) in cat.models.iter().enumerate() {
-        for (ni, n) in inv.nodes.iter().enumerate() {
-            let held: BTreeSet<u32> = n.allocations.iter().filter(|a| a.model == m.name).map(|a| a.replica).collect();
-            hosts.insert((mi as u32, ni as u32), held.len() as u32);
-        }
-    }
+    let mut hosts = running_per_node(cat, inv);
     let mut host = |model: u32, node: u32| -> Result<(), TestCaseError> {
         let held = hosts.entry((model, node)).or_default();
         let k = cat.models[model as usize].replicas_per_node;
@@ -420,8 +425,12 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
     }
     let s = &p.summary;
     prop_assert_eq!(s.placed + s.unplaced, s.wanted - s.existing);
-    // Grouped reasons: per profile and pool, the counts add up to the full
-    // list's rejections there, and each group's nodes are its count.
+    grouped_counts_add_up(cat, inv, &p)
+}
+
+/// Grouped reasons: per profile and pool, the counts add up to the full
+/// list's rejections there, and each group's nodes are its count.
+fn grouped_counts_add_up(cat: &Catalog, inv: &Inventory, p: &super::Plan) -> Result<(), TestCaseError> {
     let fleet = super::Fleet::new(inv);
     let names = Names { catalog: cat, fleet: &fleet };
     for d in &p.decisions {

@@ -2,6 +2,8 @@
 //! node, closest misses an operator can act on, warnings for classes and
 //! MIG profiles the fleet lacks, and runs of unplaced replicas said once.
 
+use std::fmt::Write as _;
+
 use crate::common::*;
 use serde_json::{Value, json};
 
@@ -24,10 +26,11 @@ fn place(catalog: &str, inventory: &str, extra: &[&str]) -> Value {
 fn node(id: &str, n: u32, used: u32) -> String {
     let mut s = format!("[[node]]\nid = \"{id}\"\n");
     for i in 0..n {
-        s += &format!("[[node.gpu]]\nindex = {i}\nname = \"NVIDIA H100 80GB HBM3\"\n");
+        let _ = write!(s, "[[node.gpu]]\nindex = {i}\nname = \"NVIDIA H100 80GB HBM3\"\n");
     }
     if used > 0 {
-        s += &format!(
+        let _ = write!(
+            s,
             "[[node.allocation]]\nmodel = \"other\"\nreplica = 0\ngpus = {:?}\n",
             (0..used).collect::<Vec<_>>()
         );
@@ -133,7 +136,7 @@ fn closest_never_names_a_node_without_the_class_or_the_mig_profile() {
     let a100 = |id: &str| {
         let mut s = format!("[[node]]\nid = \"{id}\"\n");
         for i in 0..8 {
-            s += &format!("[[node.gpu]]\nindex = {i}\nname = \"NVIDIA A100-SXM4-80GB\"\n");
+            let _ = write!(s, "[[node.gpu]]\nindex = {i}\nname = \"NVIDIA A100-SXM4-80GB\"\n");
         }
         s
     };
@@ -387,4 +390,48 @@ fn capacity_answers_at_once_when_no_added_node_could_help() {
         v,
         json!({"shape": "dgx-h100", "fabric": null, "added": null, "wanted": 1000000, "placed_without": 0, "placed_with": 0})
     );
+}
+
+/// Starts a long `-o` write through `sh` (which may ignore SIGHUP first),
+/// waits for its temporary file, sends `sig`; returns the exit status and
+/// whether the temporary file and the target are there afterwards.
+fn interrupt_a_write(sig: &str, ignore_hup: bool) -> (std::process::ExitStatus, bool, bool) {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("big.toml");
+    let trap = if ignore_hup { "trap '' HUP; " } else { "" };
+    let script = format!("{trap}exec \"$0\" inventory synth dgx-h100:60000 -o \"$1\"");
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", &script, env!("CARGO_BIN_EXE_llmgw"), target.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let tmp = loop {
+        let found = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with(".llmgw-"));
+        if let Some(e) = found {
+            break e.path();
+        }
+        assert!(start.elapsed() < Duration::from_secs(30) && child.try_wait().unwrap().is_none(), "no temporary file");
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let sent = std::process::Command::new("kill").args([&format!("-{sig}"), &child.id().to_string()]).status();
+    assert!(sent.unwrap().success());
+    let status = child.wait().unwrap();
+    (status, tmp.exists(), target.exists())
+}
+
+#[test]
+fn sighup_removes_the_temporary_file_unless_it_was_ignored_from_the_start() {
+    let (status, tmp_left, target_left) = interrupt_a_write("HUP", false);
+    assert!(status.code().is_none(), "ended by the signal: {status:?}");
+    assert!(!tmp_left && !target_left);
+    // Under nohup (SIGHUP ignored when llmgw starts) the write carries on.
+    let (status, tmp_left, target_left) = interrupt_a_write("HUP", true);
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(!tmp_left && target_left);
 }
