@@ -435,3 +435,38 @@ fn sighup_removes_the_temporary_file_unless_it_was_ignored_from_the_start() {
     assert_eq!(status.code(), Some(0), "{status:?}");
     assert!(!tmp_left && target_left);
 }
+
+#[test]
+fn man_pages_say_what_each_exit_code_means_for_their_command() {
+    let pages = llmgw::commands::generate::man_pages().unwrap();
+    let exit_status = |name: &str| {
+        let text = String::from_utf8_lossy(&pages.iter().find(|(n, _)| n == name).unwrap().1).into_owned();
+        let start = text.find(".SH \"EXIT STATUS\"").unwrap();
+        let end = start + text[start..].find(".SH ENVIRONMENT").unwrap();
+        text[start..end].to_string()
+    };
+    assert!(exit_status("llmgw-place.1").contains("replica was left unplaced"));
+    assert!(exit_status("llmgw-diff.1").contains("moved"));
+    assert!(exit_status("llmgw-capacity.1").contains(r"\-\-max"));
+    assert!(exit_status("llmgw-lint.1").contains(r"\-\-deny\-warnings"));
+    // nodes never answers no: no exit code 1 on its page.
+    assert!(!exit_status("llmgw-nodes.1").contains("\\fB1\\fR"), "{}", exit_status("llmgw-nodes.1"));
+    let distinct: std::collections::BTreeSet<String> = pages.iter().map(|(n, _)| exit_status(n)).collect();
+    assert!(distinct.len() >= 8, "{} distinct EXIT STATUS sections", distinct.len());
+}
+
+#[test]
+fn completions_offer_the_shapes_for_capacity_add_and_inventory_synth() {
+    // clap_complete writes values for these three; elvish and PowerShell
+    // complete flags only.
+    use clap_complete::Shell;
+    for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+        let text = String::from_utf8(llmgw::commands::generate::completions(shell)).unwrap();
+        for shape in ["dgx-h100", "hgx-a100", "l40s-pcie", "pcie-a100-pairs"] {
+            assert!(text.contains(shape), "{shell:?} completions lack {shape}");
+        }
+    }
+    let bash = String::from_utf8(llmgw::commands::generate::completions(Shell::Bash)).unwrap();
+    let add = bash.find("--add)").expect("bash completes --add");
+    assert!(bash[add..add + 300].contains("dgx-h100"), "{}", &bash[add..add + 300]);
+}
