@@ -7,12 +7,18 @@
 //!
 //! For each inventory format: `nodes --format json` (the yardstick),
 //! `place --format json` grouped and full, and, on JSON, `capacity`; each
-//! with wall time, the split from LLMGW_TIMINGS, and peak RSS.
+//! with wall time, the split from LLMGW_TIMINGS, and peak RSS. Then, on
+//! JSON, the same catalog with 70 more models that no node can hold (each
+//! rejected by nearly every node, each explained on its own): what a plan
+//! that leaves replicas unplaced costs to write.
 
 mod common;
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
+
+/// Models added that no node can hold, for the unplaced-replicas run.
+const UNPLACEABLE: usize = 70;
 
 fn main() {
     let nodes: u32 = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(10_000);
@@ -22,6 +28,8 @@ fn main() {
     let catalog = common::catalog(common::models_for(nodes));
     let cat_path = dir.path().join("catalog.toml");
     std::fs::write(&cat_path, &catalog).unwrap();
+    let unplaced_path = dir.path().join("catalog-unplaced.toml");
+    std::fs::write(&unplaced_path, catalog.clone() + &common::unplaceable(UNPLACEABLE)).unwrap();
     let replicas: u64 = llmgw::catalog::check(&llmgw::diag::source("c.toml", catalog))
         .0
         .unwrap()
@@ -50,6 +58,14 @@ fn main() {
                 &["capacity", cat, "--inventory", inv, "--add", "dgx-h100@ib-east", "--max", "64"],
                 "capacity --max 64",
             );
+            let cat = unplaced_path.to_str().unwrap();
+            println!("\nwith {UNPLACEABLE} more models no node can hold:");
+            let (wall, _) = measure(&["place", cat, "--inventory", inv, "--format", "json"], "place --format json");
+            println!("place (grouped) takes {:.2}x the time of nodes", wall / nodes_wall);
+            measure(
+                &["place", cat, "--inventory", inv, "--format", "json", "--rejections", "none"],
+                "place --format json --rejections none",
+            );
         }
     }
 }
@@ -60,13 +76,15 @@ fn measure(args: &[&str], what: &str) -> (f64, i32) {
     let start = Instant::now();
     // Reaped by wait4 below, which also reports the child's own peak RSS.
     #[allow(clippy::zombie_processes)]
-    let child = Command::new(env!("CARGO_BIN_EXE_llmgw"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_llmgw"))
         .args(args)
         .env("LLMGW_TIMINGS", "1")
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("llmgw runs");
+    let mut stdout = child.stdout.take().unwrap();
+    let counter = std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()).unwrap_or(0));
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -76,13 +94,17 @@ fn measure(args: &[&str], what: &str) -> (f64, i32) {
     let mut err = String::new();
     use std::io::Read;
     child.stderr.unwrap().read_to_string(&mut err).unwrap();
-    if !err.is_empty() {
-        print!("  {what}: {err}");
+    // The phase timings; not the warnings (the catalog's B200 model is
+    // one no node has, on purpose).
+    for line in err.lines().filter(|l| l.starts_with("timings") || l.starts_with("capacity:")) {
+        println!("  {what}: {line}");
     }
+    let written = counter.join().unwrap();
     println!(
-        "  {what}: wall {wall:.3} s, exit {}, peak RSS {:.0} MB",
+        "  {what}: wall {wall:.3} s, exit {}, peak RSS {:.0} MB, {:.1} MB written",
         libc::WEXITSTATUS(status),
-        usage.ru_maxrss as f64 / 1024.0
+        usage.ru_maxrss as f64 / 1024.0,
+        written as f64 / 1e6
     );
     (wall, libc::WEXITSTATUS(status))
 }

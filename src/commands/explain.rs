@@ -34,7 +34,7 @@ pub fn run(a: &cli::ExplainArgs) -> Outcome {
     // it; the plan and the exit code stay what placement decided.
     crate::report::diagnostics::eprint(&crate::catalog::hardware_checks(&catalog, &inv));
     let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options { explain: Some(mi), ..Options::default() });
-    let names = Names { catalog: &catalog, fleet: &fleet };
+    let names = Names::new(&catalog, &fleet);
     let attempts: Vec<_> = plan.attempts.iter().filter(|at| a.replica.is_none_or(|r| r == at.replica)).collect();
     match format {
         OutputFormat::Json => report::explain::json(&mut out, &names, mi as u32, &attempts)?,

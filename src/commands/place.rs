@@ -21,7 +21,7 @@ pub fn run(a: &cli::PlaceArgs) -> Outcome {
     crate::report::diagnostics::eprint(&crate::catalog::hardware_checks(&catalog, &inv));
     let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options::default());
     t.lap("placement");
-    let names = Names { catalog: &catalog, fleet: &fleet };
+    let names = Names::new(&catalog, &fleet);
     match format {
         OutputFormat::Json => report::place::json(&mut out, &names, &plan, a.rejections)?,
         OutputFormat::Human => {

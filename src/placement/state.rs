@@ -35,8 +35,9 @@ pub struct Fleet<'i> {
     existing: HashMap<&'i str, BTreeMap<u32, Vec<u32>>>,
     /// source -> nodes that report holding it, ascending.
     holders: HashMap<&'i str, Rc<[u32]>>,
-    /// Per node: the engines it reports (None: it reports none).
-    engine_sets: Vec<Option<Vec<&'i str>>>,
+    /// Per node: the known engines it reports, one bit each in the order of
+    /// `engines::ENGINES` (None: it reports none).
+    engine_sets: Vec<Option<u64>>,
     /// MIG devices held, as (node, GPU index, MIG index).
     mig_held: HashSet<(u32, u32, u32)>,
 }
@@ -47,6 +48,8 @@ pub struct Compiled<'p> {
     /// The GPU class's id, if any node has that class.
     pub class: Option<u32>,
     pub holders: Rc<[u32]>,
+    /// The profile's engine as a bit of a node's engine set.
+    pub engine: u64,
     /// Bytes the replica needs per GPU (a GPU profile) or of host memory (a
     /// CPU-only one), when the model gives its size: the weights and room
     /// for activations and KV cache.
@@ -140,7 +143,7 @@ impl<'i> Fleet<'i> {
                     }
                 }
             }
-            f.engine_sets.push(node.reports_engines().then(|| node.engine_names().collect()));
+            f.engine_sets.push(node.reports_engines().then(|| node.engine_names().fold(0, |m, e| m | engine_bit(e))));
         }
         f.gpu_base.push(f.gpu_class.len() as u32);
         f.holders = holders.into_iter().map(|(k, v)| (k, Rc::from(v))).collect();
@@ -167,6 +170,7 @@ impl<'i> Fleet<'i> {
             profile: p,
             class: p.gpu_class.as_deref().and_then(|c| self.class_ids.get(c).copied()),
             holders: p.source.as_deref().and_then(|s| self.holders.get(s)).cloned().unwrap_or_else(|| Rc::from([])),
+            engine: engine_bit(p.engine.name),
             need: weight_bytes.map(|w| w * NEED_FACTOR / f64::from(share)),
         }
     }
@@ -287,8 +291,8 @@ impl<'i> Fleet<'i> {
             }
         }
         // A node that reports no engines is an older agent: never excluded.
-        if let Some(set) = &self.engine_sets[node as usize]
-            && !set.contains(&prof.engine.name)
+        if let Some(set) = self.engine_sets[node as usize]
+            && set & p.engine == 0
         {
             return Err(Reason::Engine);
         }
@@ -383,6 +387,12 @@ impl<'i> Fleet<'i> {
         }
         changes
     }
+}
+
+/// An engine's bit in a node's engine set: its place among the engines
+/// llmgw knows. An engine it does not know is no profile's, so has none.
+fn engine_bit(name: &str) -> u64 {
+    crate::engines::ENGINES.iter().position(|e| e.name == name).map_or(0, |i| 1 << i)
 }
 
 /// What committing a placement changed on one node.

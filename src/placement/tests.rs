@@ -318,7 +318,7 @@ fn load(catalog: &str, inventory: &str) -> (Catalog, Inventory) {
 fn place_json(cat: &Catalog, inv: &Inventory, mode: Mode) -> String {
     let p = plan(cat, inv, Options { mode, ..Options::default() });
     let fleet = super::Fleet::new(inv);
-    let names = Names { catalog: cat, fleet: &fleet };
+    let names = Names::new(cat, &fleet);
     let mut out = Vec::new();
     crate::report::place::json(&mut out, &names, &p, crate::report::place::Rejections::Full).unwrap();
     String::from_utf8(out).unwrap()
@@ -432,7 +432,7 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
 /// list's rejections there, and each group's nodes are its count.
 fn grouped_counts_add_up(cat: &Catalog, inv: &Inventory, p: &super::Plan) -> Result<(), TestCaseError> {
     let fleet = super::Fleet::new(inv);
-    let names = Names { catalog: cat, fleet: &fleet };
+    let names = Names::new(cat, &fleet);
     for d in &p.decisions {
         let Decision::Unplaced { model, why, .. } = d else { continue };
         let mut full: BTreeMap<(u32, String), usize> = BTreeMap::new();
@@ -503,7 +503,7 @@ proptest! {
 fn runs_expand_to_the_full_form(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError> {
     let p = plan(cat, inv, Options::default());
     let fleet = super::Fleet::new(inv);
-    let names = Names { catalog: cat, fleet: &fleet };
+    let names = Names::new(cat, &fleet);
     let doc = |form| {
         let mut out = Vec::new();
         crate::report::place::json(&mut out, &names, &p, form).unwrap();

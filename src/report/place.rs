@@ -84,15 +84,15 @@ type Computed<'a> = (*const Why, Rc<Vec<ReasonGroup<'a>>>, Rc<Vec<Closest<'a>>>)
 /// (one model, consecutive indices, the same reasons and closest misses)
 /// is one entry, `replica` to `through`: a million replicas left out for
 /// one reason cost one entry, not a million.
-struct Unplaced<'n, 'a> {
-    names: &'n Names<'a>,
-    decisions: std::iter::Peekable<std::slice::Iter<'n, Decision>>,
+struct Unplaced<'a> {
+    names: &'a Names<'a>,
+    decisions: std::iter::Peekable<std::slice::Iter<'a, Decision>>,
     form: Rejections,
     so_far: SoFar<'a>,
     last: Option<Computed<'a>>,
 }
 
-impl<'a> Unplaced<'_, 'a> {
+impl<'a> Unplaced<'a> {
     /// The grouped reasons (empty unless that form is asked for) and the
     /// closest misses of `why`, reusing the last ones computed for it.
     fn computed(&mut self, model: u32, why: &Arc<Why>) -> (Rc<Vec<ReasonGroup<'a>>>, Rc<Vec<Closest<'a>>>) {
@@ -132,7 +132,7 @@ impl<'a> Unplaced<'_, 'a> {
     }
 }
 
-impl<'a> Iterator for Unplaced<'_, 'a> {
+impl<'a> Iterator for Unplaced<'a> {
     type Item = UnplacedJson<'a>;
 
     fn next(&mut self) -> Option<UnplacedJson<'a>> {

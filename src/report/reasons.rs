@@ -13,19 +13,26 @@ use crate::inventory::Node;
 use crate::placement::{Decision, Placement, Pool, PoolTally, Reason, Rejection, Why};
 
 /// One reason within one profile and pool, and the nodes it applies to.
-#[derive(Serialize, PartialEq)]
+#[derive(Serialize)]
 pub struct ReasonGroup<'a> {
     pub profile: &'a str,
     pub pool: String,
     pub reason: String,
     pub count: usize,
-    pub nodes: Vec<&'a str>,
+    pub nodes: Vec<&'a serde_json::value::RawValue>,
+}
+
+impl PartialEq for ReasonGroup<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.profile, &self.pool, &self.reason, self.count) == (other.profile, &other.pool, &other.reason, other.count)
+            && self.nodes.iter().map(|n| n.get()).eq(other.nodes.iter().map(|n| n.get()))
+    }
 }
 
 /// Groups rejections: per profile and pool in the order tried, one entry
 /// per distinct reason, most nodes first, ties by first occurrence. The
 /// counts of a pool add up to the rejections recorded for it.
-pub fn grouped<'a>(names: &Names<'a>, model: u32, rejections: &[Rejection]) -> Vec<ReasonGroup<'a>> {
+pub fn grouped<'a>(names: &'a Names<'_>, model: u32, rejections: &[Rejection]) -> Vec<ReasonGroup<'a>> {
     // Per (profile, pool) in the order tried: each reason and its nodes.
     type ByReason = Vec<(Reason, Vec<Option<u32>>)>;
     let mut pools: Vec<(u32, Pool, ByReason)> = Vec::new();
@@ -54,7 +61,7 @@ pub fn grouped<'a>(names: &Names<'a>, model: u32, rejections: &[Rejection]) -> V
                 pool: names.pool(pool, prof),
                 reason: names.reason(reason, prof),
                 count: nodes.len(),
-                nodes: nodes.iter().flatten().map(|&n| names.node(n)).collect(),
+                nodes: nodes.iter().flatten().map(|&n| names.node_json(n)).collect(),
             });
         }
     }
