@@ -54,6 +54,17 @@ fn report_format(command: &str, path: Option<&Path>, flag: Option<OutputFormat>)
 }
 
 /// The fleet: the inventory files given, or this machine discovered live.
+/// As `fleet_inventory`, with the sha256 of the inventory's bytes (of the
+/// discovered node as TOML, when discovered live).
+fn fleet_inventory_with_digest(flag: &cli::InventoryFlag) -> Result<(Inventory, String), crate::Failure> {
+    if flag.inventory.is_empty() {
+        let inv = fleet_inventory(flag)?;
+        let text = crate::output::render_inventory(&inv, crate::doc::Format::Toml).unwrap_or_default();
+        return Ok((inv, load::digest(&[&crate::diag::source("discovered.toml", text)])));
+    }
+    Ok(load::inventories_with_digest(&flag.inventory)?)
+}
+
 fn fleet_inventory(flag: &cli::InventoryFlag) -> Result<Inventory, crate::Failure> {
     if flag.inventory.is_empty() {
         let (node, warnings) = crate::discovery::discover(&crate::discovery::Machine::local()?);

@@ -1,6 +1,6 @@
 //! `place`: every replica of a catalog onto a fleet.
 
-use super::{fleet_inventory, report_format};
+use super::{fleet_inventory_with_digest, report_format};
 use crate::cli::{self, OutputFormat};
 use crate::output::Sink;
 use crate::placement::{self, Options};
@@ -14,8 +14,9 @@ pub fn run(a: &cli::PlaceArgs) -> Outcome {
     let mut t = Timings::start();
     let catalog = load::catalog(&a.catalog)?;
     t.lap("parse catalog");
-    let inv = fleet_inventory(&a.inventory)?;
+    let (inv, inventory_digest) = fleet_inventory_with_digest(&a.inventory)?;
     t.lap("parse inventory");
+    let inputs = crate::plan::Inputs { catalog: load::digest(&[&catalog.src]), inventory: inventory_digest };
     // A class or MIG profile the fleet lacks: said on stderr, as lint says
     // it; the plan and the exit code stay what placement decided.
     crate::report::diagnostics::eprint(&crate::catalog::hardware_checks(&catalog, &inv));
@@ -23,7 +24,7 @@ pub fn run(a: &cli::PlaceArgs) -> Outcome {
     t.lap("placement");
     let names = Names::new(&catalog, &fleet);
     match format {
-        OutputFormat::Json => report::place::json(&mut out, &names, &plan, a.rejections)?,
+        OutputFormat::Json => report::place::json(&mut out, &names, &plan, a.rejections, Some(&inputs))?,
         OutputFormat::Human => {
             out.fit_width();
             let text = report::place::human(&names, &plan);

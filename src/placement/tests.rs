@@ -320,7 +320,7 @@ fn place_json(cat: &Catalog, inv: &Inventory, mode: Mode) -> String {
     let fleet = super::Fleet::new(inv);
     let names = Names::new(cat, &fleet);
     let mut out = Vec::new();
-    crate::report::place::json(&mut out, &names, &p, crate::report::place::Rejections::Full).unwrap();
+    crate::report::place::json(&mut out, &names, &p, crate::report::place::Rejections::Full, None).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -506,7 +506,7 @@ fn runs_expand_to_the_full_form(cat: &Catalog, inv: &Inventory) -> Result<(), Te
     let names = Names::new(cat, &fleet);
     let doc = |form| {
         let mut out = Vec::new();
-        crate::report::place::json(&mut out, &names, &p, form).unwrap();
+        crate::report::place::json(&mut out, &names, &p, form, None).unwrap();
         serde_json::from_slice::<serde_json::Value>(&out).unwrap()
     };
     let full = doc(crate::report::place::Rejections::Full);

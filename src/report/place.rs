@@ -25,14 +25,67 @@ pub enum Rejections {
     None,
 }
 
-pub fn json<W: std::io::Write>(out: W, names: &Names<'_>, plan: &Plan, form: Rejections) -> std::io::Result<()> {
-    super::write_json(out, &PlaceDoc { names, plan, form })
+pub fn json<W: std::io::Write>(
+    out: W,
+    names: &Names<'_>,
+    plan: &Plan,
+    form: Rejections,
+    inputs: Option<&crate::plan::Inputs>,
+) -> std::io::Result<()> {
+    super::write_json(out, &PlaceDoc { names, plan, form, inputs })
 }
 
 struct PlaceDoc<'a> {
     names: &'a Names<'a>,
     plan: &'a Plan,
     form: Rejections,
+    inputs: Option<&'a crate::plan::Inputs>,
+}
+
+/// A replica that already runs, where it really is.
+#[derive(Serialize)]
+struct ExistingJson<'a> {
+    model: &'a str,
+    replica: u32,
+    profile: Option<&'a str>,
+    nodes: Vec<ExistingAt<'a>>,
+}
+
+#[derive(Serialize)]
+struct ExistingAt<'a> {
+    node: &'a str,
+    gpus: &'a [u32],
+    #[serde(skip_serializing_if = "<[u32]>::is_empty")]
+    mig_devices: &'a [u32],
+}
+
+/// The replicas that already run: allocations naming a catalog model and
+/// an index below its `replicas`, models in catalog order, replicas by
+/// index, nodes by id. A plan is the whole desired state: render writes
+/// these beside the new placements.
+fn existing<'a>(names: &Names<'a>) -> Vec<ExistingJson<'a>> {
+    use std::collections::{BTreeMap, HashMap};
+    let models: HashMap<&str, usize> =
+        names.catalog.models.iter().enumerate().map(|(i, m)| (m.name.as_str(), i)).collect();
+    let mut found: BTreeMap<(usize, u32), ExistingJson<'a>> = BTreeMap::new();
+    for node in &names.fleet.inv.nodes {
+        for a in &node.allocations {
+            let Some(&mi) = models.get(a.model.as_str()) else { continue };
+            let m = &names.catalog.models[mi];
+            if a.replica >= m.replicas {
+                continue;
+            }
+            let e = found.entry((mi, a.replica)).or_insert_with(|| ExistingJson {
+                model: &m.name,
+                replica: a.replica,
+                profile: None,
+                nodes: Vec::new(),
+            });
+            e.profile = e.profile.or(a.profile.as_deref());
+            e.nodes.push(ExistingAt { node: &node.id, gpus: &a.gpus, mig_devices: &a.mig_devices });
+        }
+    }
+    found.into_values().collect()
 }
 
 /// A value computed once and written wherever it is shared.
@@ -190,13 +243,17 @@ impl Serialize for PlaceDoc<'_> {
             last: None,
         };
         let sum = &self.plan.summary;
-        let mut st = s.serialize_struct("Plan", 3)?;
+        let mut st = s.serialize_struct("Plan", 5)?;
         st.serialize_field("placements", &SeqOf::new(placements))?;
+        st.serialize_field("existing", &existing(names))?;
         st.serialize_field("unplaced", &SeqOf::new(unplaced))?;
         st.serialize_field(
             "summary",
             &SummaryJson { wanted: sum.wanted, existing: sum.existing, placed: sum.placed, unplaced: sum.unplaced },
         )?;
+        if let Some(inputs) = self.inputs {
+            st.serialize_field("inputs", inputs)?;
+        }
         st.end()
     }
 }
