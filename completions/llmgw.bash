@@ -225,7 +225,7 @@ _llmgw() {
                     return 0
                     ;;
                 --add)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "dgx-h100 hgx-a100 l40s-pcie pcie-a100-pairs cpu like:" -- "${cur}"))
                     return 0
                     ;;
                 --max)
@@ -1064,7 +1064,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__inventory__subcmd__synth)
-            opts="-o -h -V --cordoned --load --seed --prefix --output --format --color --max-input-bytes --help --version"
+            opts="-o -h -V --cordoned --load --seed --prefix --output --format --color --max-input-bytes --help --version dgx-h100 hgx-a100 l40s-pcie pcie-a100-pairs cpu"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

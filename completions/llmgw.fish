@@ -149,7 +149,7 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_s
 always\t''
 never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
-complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from import" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
@@ -207,7 +207,12 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subc
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from help" -f -a "slurm" -d 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l add -d 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth (dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs, cpu), or like:NODE for copies of a node of the fleet' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l add -d 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth, or like:NODE for copies of a node of the fleet' -r -f -a "dgx-h100\t'8 x NVIDIA H100 80GB HBM3 on NVSwitch, 8 HCAs'
+hgx-a100\t'8 x NVIDIA A100-SXM4-80GB on NVSwitch, 4 HCAs'
+l40s-pcie\t'4 x NVIDIA L40S, PCIe only, 1 HCA'
+pcie-a100-pairs\t'4 x NVIDIA A100 80GB PCIe in NVLink pairs, 1 HCA'
+cpu\t'CPU only'
+like:\t'copies of a node of the fleet: like:NODE'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l max -d 'The most nodes to try' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"
@@ -216,7 +221,7 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l color -d 'When 
 always\t''
 never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
-complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand diff" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"

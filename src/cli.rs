@@ -288,9 +288,8 @@ pub struct MergeArgs {
 
 #[derive(Args, Debug)]
 pub struct SynthArgs {
-    /// Node groups as SHAPE:COUNT[@FABRIC][,key=value...], e.g. dgx-h100:64@ib-east,zone=a.
-    /// Shapes: dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs, cpu
-    #[arg(value_name = "GROUP", required = true)]
+    /// Node groups as SHAPE:COUNT[@FABRIC][,key=value...], e.g. dgx-h100:64@ib-east,zone=a
+    #[arg(value_name = "GROUP", required = true, value_parser = ShapeValues { like: false })]
     pub groups: Vec<String>,
     /// Fraction of nodes made cordoned, 0 to 1 (exactly that share, rounded)
     #[arg(long, value_name = "F", default_value_t = 0.0)]
@@ -394,9 +393,8 @@ pub struct CapacityArgs {
     #[command(flatten)]
     pub inventory: InventoryFlag,
     /// The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of
-    /// inventory synth (dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs,
-    /// cpu), or like:NODE for copies of a node of the fleet
-    #[arg(long, value_name = "SHAPE")]
+    /// inventory synth, or like:NODE for copies of a node of the fleet
+    #[arg(long, value_name = "SHAPE", value_parser = ShapeValues { like: true })]
     pub add: String,
     /// The most nodes to try
     #[arg(long, value_name = "N", default_value_t = 1024)]
@@ -439,4 +437,33 @@ pub struct ManArgs {
     /// Write llmgw.1 and one page per command here instead of printing llmgw.1
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+}
+
+/// Any text (the command reads it and says what is wrong), offering the
+/// shapes of `inventory synth` to `--help`, the man pages and the shell
+/// completions.
+#[derive(Clone)]
+struct ShapeValues {
+    /// Also offer `like:` (capacity copies a node of the fleet).
+    like: bool,
+}
+
+impl clap::builder::TypedValueParser for ShapeValues {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        use clap::builder::PossibleValue;
+        let shapes = crate::synth::SHAPES.iter().map(|s| PossibleValue::new(s.name).help(s.describe()));
+        let like = self.like.then(|| PossibleValue::new("like:").help("copies of a node of the fleet: like:NODE"));
+        Some(Box::new(shapes.chain(like)))
+    }
 }

@@ -2,6 +2,10 @@
 //!
 //! `run` is the whole program; `main.rs` only hands it the arguments. Each
 //! command returns an `Exit`, or the diagnostics that made its input unusable.
+//!
+//! No unsafe code: the system calls llmgw needs (poll, statvfs, killing a
+//! process group, signal handling) come through rustix and signal-hook.
+#![forbid(unsafe_code)]
 
 pub mod capacity;
 pub mod catalog;

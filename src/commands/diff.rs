@@ -8,7 +8,7 @@ use crate::report;
 use crate::{Exit, Outcome, load};
 
 pub fn run(a: &cli::DiffArgs) -> Outcome {
-    let format = report_format(a.output.as_deref(), a.format)?;
+    let format = report_format("diff", a.output.as_deref(), a.format)?;
     let mut out = Sink::open(a.output.as_deref())?;
     let (old, new) = (load::read(&a.old)?, load::read(&a.new)?);
     let mut errors = Vec::new();

@@ -45,10 +45,12 @@ pub fn dispatch(command: Command) -> Outcome {
     }
 }
 
-/// Human or JSON, from `--format` and the name `-o` gives.
-fn report_format(path: Option<&Path>, flag: Option<OutputFormat>) -> Result<OutputFormat, Diag> {
+/// Human or JSON, from `--format` and the name `-o` gives; `command` names
+/// the command in the error for a name that says neither.
+fn report_format(command: &str, path: Option<&Path>, flag: Option<OutputFormat>) -> Result<OutputFormat, Diag> {
     let name = flag.map(|f| if f == OutputFormat::Json { "json" } else { "human" });
-    Ok(if output::report_is_json(path, name)? { OutputFormat::Json } else { OutputFormat::Human })
+    let writes = format!("{command} writes human text or JSON");
+    Ok(if output::report_is_json(path, name, &writes)? { OutputFormat::Json } else { OutputFormat::Human })
 }
 
 /// The fleet: the inventory files given, or this machine discovered live.

@@ -272,7 +272,7 @@ fn lint_says_which_profiles_cannot_hold_their_model_and_what_would() {
     assert_eq!(brief[1].0, "llmgw::fit::too-small");
     // 70B on 2 GPUs: the weights fit, the room to serve them does not.
     assert_eq!(brief[2].0, "llmgw::fit::margins");
-    assert!(brief[2].1.ends_with("gpus_per_node = 3 would fit"), "{brief:?}");
+    assert!(brief[2].1.ends_with("gpus_per_node = 4 would fit"), "{brief:?}");
     // With the example fleet, its H100s' real memory is used; the verdicts stand.
     let out = run(&["lint", c.to_str().unwrap(), "--inventory", "examples/fleet.toml"]);
     let err = String::from_utf8_lossy(&out.stderr).to_string();
@@ -424,7 +424,7 @@ fn diff_of_two_real_plans_and_of_a_file_that_is_no_plan() {
 fn capacity_on_the_example_fleet() {
     let out = run(&["capacity", CATALOG, "-i", FLEET, "--add", "dgx-h100@ib-east"]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
-    assert_eq!(stdout(&out), "add 5 x dgx-h100 on ib-east: 14/14 replicas placed (12 without)\n");
+    assert_eq!(stdout(&out), "add 3 x dgx-h100 on ib-east: 14/14 replicas placed (12 without)\n");
     let out = run(&["capacity", CATALOG, "-i", FLEET, "--add", "cpu", "--max", "8", "--format", "json"]);
     assert_eq!(code(&out), 1, "CPU nodes never hold the GPU replicas: {}", transcript(&out));
     assert_eq!(

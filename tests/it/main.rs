@@ -12,6 +12,7 @@ mod hardening;
 mod kubernetes;
 mod loaders_never_panic;
 mod openapi;
+mod policy;
 mod render;
 mod render_loop;
 mod scenarios;
