@@ -8,10 +8,12 @@ fn main() {
     let dir = std::path::PathBuf::from(args.first().map_or("scale-inputs", String::as_str));
     let nodes: u32 = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(10_000);
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("catalog.toml"), common::catalog(common::models_for(nodes))).unwrap();
+    let catalog = common::catalog(common::models_for(nodes));
+    std::fs::write(dir.join("catalog-unplaced.toml"), catalog.clone() + &common::unplaceable(70)).unwrap();
+    std::fs::write(dir.join("catalog.toml"), catalog).unwrap();
     let fleet = common::fleet(nodes);
     for (ext, f) in [("json", llmgw::doc::Format::Json), ("toml", llmgw::doc::Format::Toml)] {
         std::fs::write(dir.join(format!("fleet.{ext}")), llmgw::output::render_inventory(&fleet, f).unwrap()).unwrap();
     }
-    println!("wrote {}/catalog.toml and fleet.{{json,toml}} ({nodes} nodes)", dir.display());
+    println!("wrote {}/catalog.toml, catalog-unplaced.toml and fleet.{{json,toml}} ({nodes} nodes)", dir.display());
 }

@@ -170,8 +170,8 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else toml)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
             [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -266,17 +266,22 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one')
+            [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one, a Service per model')
             [CompletionResult]::new('slurm', 'slurm', [CompletionResultType]::ParameterValue, 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'llmgw;render;kubernetes' {
             [CompletionResult]::new('--catalog', '--catalog', [CompletionResultType]::ParameterName, 'The catalog the plan was made from')
-            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'The inventory the plan was made on (repeat to merge several)')
-            [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'The inventory the plan was made on (repeat to merge several)')
-            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write one file per replica into this folder instead of everything to stdout')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write one file per replica into this folder instead of everything to stdout')
+            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'The inventory to render on: the plan is checked against it (repeat to merge several)')
+            [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'The inventory to render on: the plan is checked against it (repeat to merge several)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write one file per object into this folder, which render owns: its own stale files there are removed (`-`: one stream on stdout)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write one file per object into this folder, which render owns: its own stale files there are removed (`-`: one stream on stdout)')
+            [CompletionResult]::new('--endpoints', '--endpoints', [CompletionResultType]::ParameterName, 'Also write every replica''s URL here, as JSON, for a gateway or load balancer')
+            [CompletionResult]::new('--stop', '--stop', [CompletionResultType]::ParameterName, 'Print what to stop when plan NEW replaces plan OLD (nothing is run)')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace of every object')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace of every object')
+            [CompletionResult]::new('--rdma-resource', '--rdma-resource', [CompletionResultType]::ParameterName, 'The RDMA device multi-node pods ask for, as the cluster''s RDMA device plugin advertises it (e.g. rdma/ib, or rdma/ib=2)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
             [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
@@ -287,20 +292,28 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
         }
         'llmgw;render;slurm' {
             [CompletionResult]::new('--catalog', '--catalog', [CompletionResultType]::ParameterName, 'The catalog the plan was made from')
-            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'The inventory the plan was made on (repeat to merge several)')
-            [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'The inventory the plan was made on (repeat to merge several)')
-            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write one file per replica into this folder instead of everything to stdout')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write one file per replica into this folder instead of everything to stdout')
+            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'The inventory to render on: the plan is checked against it (repeat to merge several)')
+            [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'The inventory to render on: the plan is checked against it (repeat to merge several)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write one file per object into this folder, which render owns: its own stale files there are removed (`-`: one stream on stdout)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write one file per object into this folder, which render owns: its own stale files there are removed (`-`: one stream on stdout)')
+            [CompletionResult]::new('--endpoints', '--endpoints', [CompletionResultType]::ParameterName, 'Also write every replica''s URL here, as JSON, for a gateway or load balancer')
+            [CompletionResult]::new('--stop', '--stop', [CompletionResultType]::ParameterName, 'Print what to stop when plan NEW replaces plan OLD (nothing is run)')
+            [CompletionResult]::new('--log-dir', '--log-dir', [CompletionResultType]::ParameterName, 'Where jobs write their output and errors (default: the submit directory)')
+            [CompletionResult]::new('--partition', '--partition', [CompletionResultType]::ParameterName, 'sbatch --partition')
+            [CompletionResult]::new('--account', '--account', [CompletionResultType]::ParameterName, 'sbatch --account')
+            [CompletionResult]::new('--qos', '--qos', [CompletionResultType]::ParameterName, 'sbatch --qos')
+            [CompletionResult]::new('--time', '--time', [CompletionResultType]::ParameterName, 'sbatch --time')
+            [CompletionResult]::new('--container', '--container', [CompletionResultType]::ParameterName, 'Run profiles that name an image in a container (pyxis: srun --container-image)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
             [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'llmgw;render;help' {
-            [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one')
+            [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one, a Service per model')
             [CompletionResult]::new('slurm', 'slurm', [CompletionResultType]::ParameterValue, 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -317,15 +330,15 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
         'llmgw;capacity' {
             [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
             [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
-            [CompletionResult]::new('--add', '--add', [CompletionResultType]::ParameterName, 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth (dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs, cpu), or like:NODE for copies of a node of the fleet')
+            [CompletionResult]::new('--add', '--add', [CompletionResultType]::ParameterName, 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth, or like:NODE for copies of a node of the fleet')
             [CompletionResult]::new('--max', '--max', [CompletionResultType]::ParameterName, 'The most nodes to try')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else human)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the output to this file (atomically) instead of stdout; a .json name means --format json')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the output to this file (atomically) instead of stdout; a .json name means --format json')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
             [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -419,7 +432,7 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             break
         }
         'llmgw;help;render' {
-            [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one')
+            [CompletionResult]::new('kubernetes', 'kubernetes', [CompletionResultType]::ParameterValue, 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one, a Service per model')
             [CompletionResult]::new('slurm', 'slurm', [CompletionResultType]::ParameterValue, 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes')
             break
         }

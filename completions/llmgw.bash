@@ -225,7 +225,7 @@ _llmgw() {
                     return 0
                     ;;
                 --add)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "dgx-h100 hgx-a100 l40s-pcie pcie-a100-pairs cpu like:" -- "${cur}"))
                     return 0
                     ;;
                 --max)
@@ -1068,7 +1068,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__inventory__subcmd__synth)
-            opts="-o -h -V --cordoned --load --seed --prefix --output --format --color --max-input-bytes --help --version"
+            opts="-o -h -V --cordoned --load --seed --prefix --output --format --color --max-input-bytes --help --version dgx-h100 hgx-a100 l40s-pcie pcie-a100-pairs cpu"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1360,7 +1360,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__render__subcmd__kubernetes)
-            opts="-i -o -h -V --catalog --inventory --output --color --max-input-bytes --help --version"
+            opts="-i -o -n -h -V --catalog --inventory --output --endpoints --stop --namespace --rdma-resource --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1383,6 +1383,26 @@ _llmgw() {
                     return 0
                     ;;
                 -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stop)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rdma-resource)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1402,7 +1422,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__render__subcmd__slurm)
-            opts="-i -o -h -V --catalog --inventory --output --color --max-input-bytes --help --version"
+            opts="-i -o -h -V --catalog --inventory --output --endpoints --stop --log-dir --partition --account --qos --time --container --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1426,6 +1446,38 @@ _llmgw() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stop)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --partition)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --account)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --qos)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --container)
+                    COMPREPLY=($(compgen -W "pyxis" -- "${cur}"))
                     return 0
                     ;;
                 --color)

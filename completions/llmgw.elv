@@ -158,8 +158,8 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand --format 'Output format (default: from the extension of -o, else toml)'
             cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
             cand --max-input-bytes 'Refuse an input file larger than this many bytes'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -239,16 +239,21 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
-            cand kubernetes 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+            cand kubernetes 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one, a Service per model'
             cand slurm 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'llmgw;render;kubernetes'= {
             cand --catalog 'The catalog the plan was made from'
-            cand -i 'The inventory the plan was made on (repeat to merge several)'
-            cand --inventory 'The inventory the plan was made on (repeat to merge several)'
-            cand -o 'Write one file per replica into this folder instead of everything to stdout'
-            cand --output 'Write one file per replica into this folder instead of everything to stdout'
+            cand -i 'The inventory to render on: the plan is checked against it (repeat to merge several)'
+            cand --inventory 'The inventory to render on: the plan is checked against it (repeat to merge several)'
+            cand -o 'Write one file per object into this folder, which render owns: its own stale files there are removed (`-`: one stream on stdout)'
+            cand --output 'Write one file per object into this folder, which render owns: its own stale files there are removed (`-`: one stream on stdout)'
+            cand --endpoints 'Also write every replica''s URL here, as JSON, for a gateway or load balancer'
+            cand --stop 'Print what to stop when plan NEW replaces plan OLD (nothing is run)'
+            cand -n 'The namespace of every object'
+            cand --namespace 'The namespace of every object'
+            cand --rdma-resource 'The RDMA device multi-node pods ask for, as the cluster''s RDMA device plugin advertises it (e.g. rdma/ib, or rdma/ib=2)'
             cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
             cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help'
@@ -258,19 +263,27 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         }
         &'llmgw;render;slurm'= {
             cand --catalog 'The catalog the plan was made from'
-            cand -i 'The inventory the plan was made on (repeat to merge several)'
-            cand --inventory 'The inventory the plan was made on (repeat to merge several)'
-            cand -o 'Write one file per replica into this folder instead of everything to stdout'
-            cand --output 'Write one file per replica into this folder instead of everything to stdout'
+            cand -i 'The inventory to render on: the plan is checked against it (repeat to merge several)'
+            cand --inventory 'The inventory to render on: the plan is checked against it (repeat to merge several)'
+            cand -o 'Write one file per object into this folder, which render owns: its own stale files there are removed (`-`: one stream on stdout)'
+            cand --output 'Write one file per object into this folder, which render owns: its own stale files there are removed (`-`: one stream on stdout)'
+            cand --endpoints 'Also write every replica''s URL here, as JSON, for a gateway or load balancer'
+            cand --stop 'Print what to stop when plan NEW replaces plan OLD (nothing is run)'
+            cand --log-dir 'Where jobs write their output and errors (default: the submit directory)'
+            cand --partition 'sbatch --partition'
+            cand --account 'sbatch --account'
+            cand --qos 'sbatch --qos'
+            cand --time 'sbatch --time'
+            cand --container 'Run profiles that name an image in a container (pyxis: srun --container-image)'
             cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
             cand --max-input-bytes 'Refuse an input file larger than this many bytes'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
         &'llmgw;render;help'= {
-            cand kubernetes 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+            cand kubernetes 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one, a Service per model'
             cand slurm 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -283,15 +296,15 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;capacity'= {
             cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
             cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
-            cand --add 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth (dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs, cpu), or like:NODE for copies of a node of the fleet'
+            cand --add 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth, or like:NODE for copies of a node of the fleet'
             cand --max 'The most nodes to try'
             cand --format 'Output format (default: from the extension of -o, else human)'
             cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
             cand --output 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
             cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
             cand --max-input-bytes 'Refuse an input file larger than this many bytes'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -368,7 +381,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;help;inventory;import;slurm'= {
         }
         &'llmgw;help;render'= {
-            cand kubernetes 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+            cand kubernetes 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one, a Service per model'
             cand slurm 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes'
         }
         &'llmgw;help;render;kubernetes'= {

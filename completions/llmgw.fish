@@ -149,7 +149,7 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_s
 always\t''
 never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
-complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from synth" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and __fish_seen_subcommand_from import" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
@@ -170,12 +170,16 @@ never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes slurm help" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes slurm help" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes slurm help" -s V -l version -d 'Print version'
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes slurm help" -f -a "kubernetes" -d 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes slurm help" -f -a "kubernetes" -d 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one, a Service per model'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes slurm help" -f -a "slurm" -d 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_subcommand_from kubernetes slurm help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l catalog -d 'The catalog the plan was made from' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s i -l inventory -d 'The inventory the plan was made on (repeat to merge several)' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s o -l output -d 'Write one file per replica into this folder instead of everything to stdout' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s i -l inventory -d 'The inventory to render on: the plan is checked against it (repeat to merge several)' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s o -l output -d 'Write one file per object into this folder, which render owns: its own stale files there are removed (`-`: one stream on stdout)' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l endpoints -d 'Also write every replica\'s URL here, as JSON, for a gateway or load balancer' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l stop -d 'Print what to stop when plan NEW replaces plan OLD (nothing is run)' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s n -l namespace -d 'The namespace of every object' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l rdma-resource -d 'The RDMA device multi-node pods ask for, as the cluster\'s RDMA device plugin advertises it (e.g. rdma/ib, or rdma/ib=2)' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -183,19 +187,32 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subc
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l catalog -d 'The catalog the plan was made from' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s i -l inventory -d 'The inventory the plan was made on (repeat to merge several)' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s o -l output -d 'Write one file per replica into this folder instead of everything to stdout' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s i -l inventory -d 'The inventory to render on: the plan is checked against it (repeat to merge several)' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s o -l output -d 'Write one file per object into this folder, which render owns: its own stale files there are removed (`-`: one stream on stdout)' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l endpoints -d 'Also write every replica\'s URL here, as JSON, for a gateway or load balancer' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l stop -d 'Print what to stop when plan NEW replaces plan OLD (nothing is run)' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l log-dir -d 'Where jobs write their output and errors (default: the submit directory)' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l partition -d 'sbatch --partition' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l account -d 'sbatch --account' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l qos -d 'sbatch --qos' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l time -d 'sbatch --time' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l container -d 'Run profiles that name an image in a container (pyxis: srun --container-image)' -r -f -a "pyxis\t'NVIDIA\'s pyxis SPANK plugin (enroot)'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s V -l version -d 'Print version'
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from help" -f -a "kubernetes" -d 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from help" -f -a "kubernetes" -d 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one, a Service per model'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from help" -f -a "slurm" -d 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l add -d 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth (dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs, cpu), or like:NODE for copies of a node of the fleet' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l add -d 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth, or like:NODE for copies of a node of the fleet' -r -f -a "dgx-h100\t'8 x NVIDIA H100 80GB HBM3 on NVSwitch, 8 HCAs'
+hgx-a100\t'8 x NVIDIA A100-SXM4-80GB on NVSwitch, 4 HCAs'
+l40s-pcie\t'4 x NVIDIA L40S, PCIe only, 1 HCA'
+pcie-a100-pairs\t'4 x NVIDIA A100 80GB PCIe in NVLink pairs, 1 HCA'
+cpu\t'CPU only'
+like:\t'copies of a node of the fleet: like:NODE'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l max -d 'The most nodes to try' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"
@@ -204,7 +221,7 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l color -d 'When 
 always\t''
 never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
-complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand diff" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"
@@ -244,5 +261,5 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_su
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "merge" -d 'Join node snapshots into one inventory'
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "import" -d 'An inventory from a scheduler\'s view of the fleet'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from render" -f -a "kubernetes" -d 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from render" -f -a "kubernetes" -d 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one, a Service per model'
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from render" -f -a "slurm" -d 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes'

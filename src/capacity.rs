@@ -105,11 +105,22 @@ pub struct Answer {
     pub placed_without: u64,
     /// With `added` nodes (or `--max`, when that falls short).
     pub placed_with: u64,
+    /// Set when no added node could hold any profile of any replica left
+    /// unplaced: the answer was given without adding any.
+    #[serde(skip)]
+    pub useless: bool,
     #[serde(skip)]
     pub plans: u32,
 }
 
 /// Finds the fewest nodes to add, up to `max`.
+///
+/// The added nodes come after every node of the inventory in every order
+/// placement uses (they are appended, not sorted in by name): existing
+/// hardware is used first, and renaming the inventory's nodes never
+/// changes the answer. The work is bounded whatever `max`: nothing is
+/// searched when no added node could hold any unplaced replica, and no
+/// more nodes are tried than every replica to place could ever occupy.
 pub fn search(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Answer, Diag> {
     let base = template(add, inv)?;
     let width = max.max(1).to_string().len();
@@ -118,18 +129,17 @@ pub fn search(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Ans
         return Err(Diag::error(Code::BadArgument, format!("the fleet already has a node `{}`", n.id))
             .help("the added nodes are named add-<shape>-<i>; rename that node"));
     }
-    // Replicas running or placed, with n nodes added; each count planned once.
-    let mut memo: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
-    let mut placed = |n: u32| {
-        *memo.entry(n).or_insert_with(|| {
-            let mut nodes = inv.nodes.clone();
-            nodes.extend((1..=n).map(|i| Node { id: id(i), ..base.clone() }));
-            nodes.sort_by(|a, b| a.id.cmp(&b.id));
-            let s = placement::plan(cat, &Inventory { nodes }, Options::default()).summary;
-            (s.existing + s.placed, s.wanted)
-        })
+    let mut existing = inv.nodes.clone();
+    existing.sort_by(|a, b| a.id.cmp(&b.id));
+    let fleet_with = |n: u32| {
+        let mut nodes = Vec::with_capacity(existing.len() + n as usize);
+        nodes.extend(existing.iter().cloned());
+        nodes.extend((1..=n).map(|i| Node { id: id(i), ..base.clone() }));
+        Inventory { nodes }
     };
-    let (without, wanted) = placed(0);
+    let plan0 = placement::plan(cat, &fleet_with(0), Options::default());
+    let s = &plan0.summary;
+    let (without, wanted) = (s.existing + s.placed, s.wanted);
     let mut answer = Answer {
         shape: add.shape(),
         fabric: add.fabric.clone(),
@@ -137,44 +147,94 @@ pub fn search(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Ans
         wanted,
         placed_without: without,
         placed_with: without,
-        plans: 0,
+        useless: false,
+        plans: 1,
     };
-    if without < wanted {
-        // Double until everything places, then bisect between the last
-        // count that fell short and the first that did not.
-        let (mut lo, mut hi) = (0u32, 1u32);
-        let mut with = placed(hi.min(max));
-        while with.0 < wanted && hi < max {
-            lo = hi;
-            hi = (hi * 2).min(max);
-            with = placed(hi);
-        }
-        if with.0 < wanted {
-            answer.added = None;
-            answer.placed_with = with.0;
-        } else {
-            let mut best = with.0;
-            while hi - lo > 1 {
-                let mid = lo + (hi - lo) / 2;
-                let got = placed(mid).0;
-                if got >= wanted {
-                    hi = mid;
-                    best = got;
-                } else {
-                    lo = mid;
-                }
+    if without >= wanted {
+        return Ok(answer);
+    }
+    if !any_held(cat, &plan0, &base, &id) {
+        answer.added = None;
+        answer.useless = true;
+        return Ok(answer);
+    }
+    // Past this many added nodes, some are empty in every plan: an empty
+    // added node ties with every other and loses by coming later, so the
+    // plan (and whether everything places) no longer changes.
+    let limit = max.min(occupiable(cat, &plan0));
+    // Replicas running or placed, with n nodes added; each count planned once.
+    let mut memo: BTreeMap<u32, u64> = BTreeMap::from([(0, without)]);
+    let mut placed = |n: u32| {
+        *memo.entry(n).or_insert_with(|| {
+            let s = placement::plan(cat, &fleet_with(n), Options::default()).summary;
+            s.existing + s.placed
+        })
+    };
+    // Double until everything places, then bisect between the last count
+    // that fell short and the first that did not.
+    let (mut lo, mut hi) = (0u32, 1u32.min(limit));
+    let mut with = placed(hi);
+    while with < wanted && hi < limit {
+        lo = hi;
+        hi = hi.saturating_mul(2).min(limit);
+        with = placed(hi);
+    }
+    if with < wanted {
+        answer.added = None;
+        answer.placed_with = with;
+    } else {
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if placed(mid) >= wanted {
+                hi = mid;
+            } else {
+                lo = mid;
             }
-            // Placement is greedy, not monotone in the nodes added: walk down
-            // while one fewer still places everything, so N - 1 falls short.
-            while hi > 1 && placed(hi - 1).0 >= wanted {
-                hi -= 1;
-            }
-            answer.added = Some(hi);
-            answer.placed_with = best.max(wanted);
         }
+        // Placement is greedy, not monotone in the nodes added: walk down
+        // while one fewer still places everything, so N - 1 falls short.
+        while hi > 1 && placed(hi - 1) >= wanted {
+            hi -= 1;
+        }
+        answer.added = Some(hi);
+        answer.placed_with = placed(hi);
     }
     answer.plans = memo.len() as u32;
     Ok(answer)
+}
+
+/// Whether added nodes could hold any profile of any replica left
+/// unplaced: checked on a fleet of nothing but added nodes, as many as the
+/// widest profile of those models spans.
+fn any_held(cat: &Catalog, plan0: &placement::Plan, base: &Node, id: &dyn Fn(u32) -> String) -> bool {
+    let mut models: Vec<u32> = plan0
+        .decisions
+        .iter()
+        .filter_map(|d| match d {
+            placement::Decision::Unplaced { model, .. } => Some(*model),
+            placement::Decision::Placed(_) => None,
+        })
+        .collect();
+    models.dedup();
+    let widest =
+        models.iter().flat_map(|&m| cat.models[m as usize].profiles.iter().map(|p| p.nodes)).max().unwrap_or(1);
+    let only_added = Inventory { nodes: (1..=widest).map(|i| Node { id: id(i), ..base.clone() }).collect() };
+    let mut fleet = placement::Fleet::new(&only_added);
+    models.iter().any(|&m| placement::could_hold(&mut fleet, m, &cat.models[m as usize]))
+}
+
+/// How many nodes every replica still to place could occupy at most: each
+/// with its widest profile. No plan uses more added nodes than that.
+fn occupiable(cat: &Catalog, plan0: &placement::Plan) -> u32 {
+    let mut total: u64 = 0;
+    for d in &plan0.decisions {
+        let m = match d {
+            placement::Decision::Placed(p) => p.model,
+            placement::Decision::Unplaced { model, .. } => *model,
+        };
+        total += u64::from(cat.models[m as usize].profiles.iter().map(|p| p.nodes).max().unwrap_or(0));
+    }
+    total.min(u64::from(u32::MAX)) as u32
 }
 
 #[cfg(test)]
@@ -207,13 +267,14 @@ mod tests {
         let base = template(add, inv).unwrap();
         let width = max.max(1).to_string().len();
         let mut nodes = inv.nodes.clone();
-        nodes.extend((1..=n).map(|i| Node { id: format!("add-{}-{i:0width$}", add.name()), ..base.clone() }));
         nodes.sort_by(|a, b| a.id.cmp(&b.id));
+        // After every node of the inventory, whatever their names.
+        nodes.extend((1..=n).map(|i| Node { id: format!("add-{}-{i:0width$}", add.name()), ..base.clone() }));
         placement::plan(cat, &Inventory { nodes }, Options::default()).summary.unplaced
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
         #[test]
         fn the_answer_places_everything_and_one_fewer_does_not(
@@ -230,6 +291,78 @@ mod tests {
             }
             prop_assert_eq!(a.placed_with, a.wanted);
         }
+
+        /// The inventory's names never decide: prefixed so that they sort
+        /// before, between or after `add-...`, the fleet gets the same answer.
+        #[test]
+        fn renaming_the_inventory_never_changes_the_answer(
+            have in (0u32..3, 0u32..3),
+            load in prop::sample::select(vec![0.0f64, 0.3, 0.6]),
+            models in prop::collection::vec(
+                (
+                    0u32..5,
+                    prop::sample::select(vec![1u32, 2, 4, 8]),
+                    prop::sample::select(vec![1u32, 1, 2]),
+                    prop::bool::weighted(0.3),
+                ),
+                1..4,
+            ),
+            shape in prop::sample::select(vec!["dgx-h100@ib", "dgx-h100@ib,zone=a", "like:gpu-0001"]),
+        ) {
+            let mut text = String::new();
+            for (i, (n, gpus, nodes, zone)) in models.iter().enumerate() {
+                let _ = write!(
+                    text,
+                    "[[model]]\nname = \"m{i}\"\nreplicas = {n}\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = {gpus}\nnodes = {nodes}\n"
+                );
+                if *zone {
+                    text.push_str("node_selector = { zone = \"a\" }\n");
+                }
+            }
+            let cat = crate::catalog::check(&source("c.toml", text)).0.unwrap();
+            let group = |count: u32, zone: &str| crate::synth::Group {
+                shape: &SHAPES[0],
+                count,
+                fabric: Some("ib".into()),
+                labels: [("zone".to_string(), zone.to_string())].into(),
+            };
+            let inv = crate::synth::synthesize(&[group(have.0 + 1, "a"), group(have.1, "b")], 0.0, load, 7, "gpu");
+            let first = search(&cat, &inv, &parse_add(shape).unwrap(), 64).unwrap();
+            for prefix in ["0", "aa", "add-", "add-dgx-h100-9", "zz"] {
+                let mut renamed = inv.clone();
+                for n in &mut renamed.nodes {
+                    n.id = format!("{prefix}{}", n.id);
+                }
+                let add = parse_add(&shape.replace("like:", &format!("like:{prefix}"))).unwrap();
+                let again = search(&cat, &renamed, &add, 64).unwrap();
+                prop_assert_eq!(
+                    (again.added, again.placed_with),
+                    (first.added, first.placed_with),
+                    "prefix {}",
+                    prefix
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn added_nodes_lose_every_tie_to_the_inventory() {
+        // Two empty DGX nodes, zones a and b. The TP8 replicas take them (the
+        // zone-a node first, by node order), then the zone-a TP1 replica
+        // needs one added zone-a node. Had an added node won the first tie
+        // (`add-...` sorts before `gpu-...`), it would need two.
+        let text = "[[model]]\nname = \"big\"\nreplicas = 2\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\n\
+            [[model]]\nname = \"small\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\nnode_selector = { zone = \"a\" }\n";
+        let cat = crate::catalog::check(&source("c.toml", text.into())).0.unwrap();
+        let group = |zone: &str| crate::synth::Group {
+            shape: &SHAPES[0],
+            count: 1,
+            fabric: Some("ib".into()),
+            labels: [("zone".to_string(), zone.to_string())].into(),
+        };
+        let inv = crate::synth::synthesize(&[group("a"), group("b")], 0.0, 0.0, 7, "gpu");
+        let a = search(&cat, &inv, &parse_add("dgx-h100@ib,zone=a").unwrap(), 64).unwrap();
+        assert_eq!(a.added, Some(1));
     }
 
     #[test]
@@ -239,7 +372,24 @@ mod tests {
         let cat = crate::catalog::check(&source("c.toml", text.into())).0.unwrap();
         let a = search(&cat, &fleet(1), &parse_add("dgx-h100@ib-east").unwrap(), 8).unwrap();
         assert_eq!((a.added, a.placed_with, a.wanted), (None, 0, 1));
-        assert!(a.plans <= 5, "{} plans", a.plans);
+        assert!(a.useless && a.plans == 1, "{} plans", a.plans);
+    }
+
+    #[test]
+    fn work_is_bounded_whatever_max() {
+        // The shape holds the H100 model but nobody holds the B200 one:
+        // more nodes than the replicas could occupy are never tried.
+        let text = "[[model]]\nname = \"h\"\nreplicas = 3\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\n\
+            [[model]]\nname = \"b\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"b200\"\n";
+        let cat = crate::catalog::check(&source("c.toml", text.into())).0.unwrap();
+        let a = search(&cat, &fleet(1), &parse_add("dgx-h100").unwrap(), 10_000_000).unwrap();
+        assert_eq!((a.added, a.placed_with, a.wanted, a.useless), (None, 3, 4, false));
+        assert!(a.plans <= 6, "{} plans", a.plans);
+        // Without the B200 model: two more DGX nodes, found the same way.
+        let text = text.split("[[model]]\nname = \"b\"").next().unwrap();
+        let cat = crate::catalog::check(&source("c.toml", text.into())).0.unwrap();
+        let a = search(&cat, &fleet(1), &parse_add("dgx-h100").unwrap(), 10_000_000).unwrap();
+        assert_eq!(a.added, Some(2));
     }
 
     #[test]

@@ -291,9 +291,8 @@ pub struct MergeArgs {
 
 #[derive(Args, Debug)]
 pub struct SynthArgs {
-    /// Node groups as SHAPE:COUNT[@FABRIC][,key=value...], e.g. dgx-h100:64@ib-east,zone=a.
-    /// Shapes: dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs, cpu
-    #[arg(value_name = "GROUP", required = true)]
+    /// Node groups as SHAPE:COUNT[@FABRIC][,key=value...], e.g. dgx-h100:64@ib-east,zone=a
+    #[arg(value_name = "GROUP", required = true, value_parser = ShapeValues { like: false })]
     pub groups: Vec<String>,
     /// Fraction of nodes made cordoned, 0 to 1 (exactly that share, rounded)
     #[arg(long, value_name = "F", default_value_t = 0.0)]
@@ -317,26 +316,76 @@ pub struct SynthArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum RenderCommand {
-    /// Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one
-    Kubernetes(RenderArgs),
+    /// Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one, a Service per model
+    Kubernetes(RenderKubernetesArgs),
     /// Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes
-    Slurm(RenderArgs),
+    Slurm(RenderSlurmArgs),
 }
 
 #[derive(Args, Debug)]
 pub struct RenderArgs {
     /// The plan: what `place --format json` printed (`-`: stdin)
-    #[arg(value_name = "PLAN")]
-    pub plan: PathBuf,
+    #[arg(value_name = "PLAN", required_unless_present = "stop")]
+    pub plan: Option<PathBuf>,
     /// The catalog the plan was made from
-    #[arg(long, value_name = "CATALOG")]
-    pub catalog: PathBuf,
-    /// The inventory the plan was made on (repeat to merge several)
-    #[arg(long = "inventory", short = 'i', value_name = "FILE", required = true)]
+    #[arg(long, value_name = "CATALOG", required_unless_present = "stop")]
+    pub catalog: Option<PathBuf>,
+    /// The inventory to render on: the plan is checked against it (repeat to merge several)
+    #[arg(long = "inventory", short = 'i', value_name = "FILE", required_unless_present = "stop")]
     pub inventory: Vec<PathBuf>,
-    /// Write one file per replica into this folder instead of everything to stdout
+    /// Write one file per object into this folder, which render owns: its
+    /// own stale files there are removed (`-`: one stream on stdout)
     #[arg(long, short, value_name = "DIR")]
     pub output: Option<PathBuf>,
+    /// Also write every replica's URL here, as JSON, for a gateway or load balancer
+    #[arg(long, value_name = "FILE")]
+    pub endpoints: Option<PathBuf>,
+    /// Print what to stop when plan NEW replaces plan OLD (nothing is run)
+    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with_all = ["plan", "catalog", "inventory", "output", "endpoints"])]
+    pub stop: Option<Vec<PathBuf>>,
+}
+
+#[derive(Args, Debug)]
+pub struct RenderKubernetesArgs {
+    #[command(flatten)]
+    pub common: RenderArgs,
+    /// The namespace of every object
+    #[arg(long, short = 'n', value_name = "NS")]
+    pub namespace: Option<String>,
+    /// The RDMA device multi-node pods ask for, as the cluster's RDMA
+    /// device plugin advertises it (e.g. rdma/ib, or rdma/ib=2)
+    #[arg(long, value_name = "NAME[=COUNT]")]
+    pub rdma_resource: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct RenderSlurmArgs {
+    #[command(flatten)]
+    pub common: RenderArgs,
+    /// Where jobs write their output and errors (default: the submit directory)
+    #[arg(long, value_name = "DIR")]
+    pub log_dir: Option<String>,
+    /// sbatch --partition
+    #[arg(long, value_name = "PARTITION")]
+    pub partition: Option<String>,
+    /// sbatch --account
+    #[arg(long, value_name = "ACCOUNT")]
+    pub account: Option<String>,
+    /// sbatch --qos
+    #[arg(long, value_name = "QOS")]
+    pub qos: Option<String>,
+    /// sbatch --time
+    #[arg(long, value_name = "TIME")]
+    pub time: Option<String>,
+    /// Run profiles that name an image in a container (pyxis: srun --container-image)
+    #[arg(long, value_enum, value_name = "RUNTIME")]
+    pub container: Option<ContainerRuntime>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ContainerRuntime {
+    /// NVIDIA's pyxis SPANK plugin (enroot)
+    Pyxis,
 }
 
 #[derive(Args, Debug)]
@@ -347,9 +396,8 @@ pub struct CapacityArgs {
     #[command(flatten)]
     pub inventory: InventoryFlag,
     /// The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of
-    /// inventory synth (dgx-h100, hgx-a100, l40s-pcie, pcie-a100-pairs,
-    /// cpu), or like:NODE for copies of a node of the fleet
-    #[arg(long, value_name = "SHAPE")]
+    /// inventory synth, or like:NODE for copies of a node of the fleet
+    #[arg(long, value_name = "SHAPE", value_parser = ShapeValues { like: true })]
     pub add: String,
     /// The most nodes to try
     #[arg(long, value_name = "N", default_value_t = 1024)]
@@ -392,4 +440,33 @@ pub struct ManArgs {
     /// Write llmgw.1 and one page per command here instead of printing llmgw.1
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+}
+
+/// Any text (the command reads it and says what is wrong), offering the
+/// shapes of `inventory synth` to `--help`, the man pages and the shell
+/// completions.
+#[derive(Clone)]
+struct ShapeValues {
+    /// Also offer `like:` (capacity copies a node of the fleet).
+    like: bool,
+}
+
+impl clap::builder::TypedValueParser for ShapeValues {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        use clap::builder::PossibleValue;
+        let shapes = crate::synth::SHAPES.iter().map(|s| PossibleValue::new(s.name).help(s.describe()));
+        let like = self.like.then(|| PossibleValue::new("like:").help("copies of a node of the fleet: like:NODE"));
+        Some(Box::new(shapes.chain(like)))
+    }
 }

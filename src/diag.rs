@@ -51,6 +51,7 @@ codes! {
     DiskWithoutSource => "llmgw::catalog::disk-without-source", "min_disk_gb with no source, so it can never be checked";
     EqualPriority => "llmgw::catalog::equal-priority", "two profiles of a model with the same priority";
     UnknownGpuClass => "llmgw::catalog::unknown-gpu-class", "a gpu_class that no node of the inventory has";
+    UnknownMigProfile => "llmgw::catalog::unknown-mig-profile", "a mig_profile that no GPU of the inventory offers";
     NeverFits => "llmgw::catalog::never-fits", "a profile no node of the inventory could ever hold";
     EngineNowhere => "llmgw::catalog::engine-nowhere", "an engine that no reporting node has installed";
     DuplicateNode => "llmgw::inventory::duplicate-node", "two nodes with one id";
@@ -72,6 +73,13 @@ codes! {
     DefaultSubnetPrefix => "llmgw::discover::default-subnet-prefix", "an InfiniBand fabric named by its subnet manager, not its prefix";
     ProbeFailed => "llmgw::discover::probe-failed", "an engine probe that timed out or failed";
     NotARail => "llmgw::discover::not-a-rail", "an adapter left out of fabrics: it shares no PCIe switch with a GPU";
+    DuplicateReplica => "llmgw::plan::duplicate-replica", "a plan that lists one replica twice";
+    StalePlan => "llmgw::render::stale-plan", "a plan that no longer fits the inventory it is rendered on";
+    OtherCatalog => "llmgw::render::other-catalog", "render given another catalog than the one the plan was made from";
+    NoFittingProfile => "llmgw::render::no-fitting-profile", "a running replica that no profile of its model fits";
+    CannotRender => "llmgw::render::cannot-render", "a replica llmgw cannot start on that platform";
+    NoResources => "llmgw::render::no-resources", "replicas rendered without CPU or memory requests";
+    NoRdma => "llmgw::render::no-rdma", "multi-node pods without an RDMA device: NCCL falls back to TCP";
     UnknownModel => "llmgw::cli::unknown-model", "a model name the catalog does not have";
     UnknownReplica => "llmgw::cli::unknown-replica", "a replica index the model does not have";
     BadArgument => "llmgw::cli::bad-argument", "a command-line value llmgw cannot use";

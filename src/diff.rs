@@ -1,64 +1,37 @@
 //! What changed between two plans (`place --format json`, any rejection
 //! form): the question a reviewer of a catalog change, or a reconciler
-//! deciding what to restart, asks.
+//! deciding what to restart, asks. A replica that moved to another engine
+//! on the same GPUs has changed as surely as one that moved nodes: it has
+//! to be restarted.
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::diag::{Code, Diag, Source};
-use crate::doc::Span;
+pub use crate::plan::At as Where;
+use crate::plan::Entry;
 
-/// Where a replica runs in a plan: its nodes, in rank order.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
-pub struct Where {
-    pub node: String,
-    #[serde(default)]
-    pub gpus: Vec<u32>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mig_devices: Vec<u32>,
-}
+/// A plan as diff reads it: per (model, replica), where it runs (placed or
+/// already running), or `None` when it was left unplaced.
+pub type Plan<'a> = BTreeMap<(&'a str, u32), Option<&'a Entry>>;
 
-#[derive(Deserialize)]
-struct Placed {
-    model: String,
-    replica: u32,
-    profile: String,
-    nodes: Vec<Where>,
-}
-
-#[derive(Deserialize)]
-struct Unplaced {
-    model: String,
-    replica: u32,
-}
-
-#[derive(Deserialize)]
-struct PlanFile {
-    placements: Vec<Placed>,
-    unplaced: Vec<Unplaced>,
-}
-
-/// A plan as diff reads it: per (model, replica), its profile and nodes, or
-/// `None` when it was left unplaced.
-pub type Plan = BTreeMap<(String, u32), Option<(String, Vec<Where>)>>;
-
-/// Reads a plan, with a diagnostic at the place serde stopped.
-pub fn read(src: &Source) -> Result<Plan, Diag> {
-    let file: PlanFile = serde_json::from_str(src.text()).map_err(|e| {
-        let at = crate::source::offset_of(src.text(), e.line(), e.column());
-        Diag::error(Code::Syntax, format!("{} is not a plan: {e}", src.name()))
-            .at(src, Span::new(at, at), "here")
-            .help("give the JSON that `llmgw place --format json` prints (any --rejections form)")
-    })?;
+/// A plan document as diff compares it.
+pub fn of(doc: &crate::plan::Plan) -> Plan<'_> {
     let mut plan = Plan::new();
-    for p in file.placements {
-        plan.insert((p.model, p.replica), Some((p.profile, p.nodes)));
+    for e in &doc.entries {
+        plan.insert((e.model.as_str(), e.replica), Some(e));
     }
-    for u in file.unplaced {
-        plan.entry((u.model, u.replica)).or_insert(None);
+    for (model, replica) in doc.unplaced_replicas() {
+        plan.entry((model, replica)).or_insert(None);
     }
-    Ok(plan)
+    plan
+}
+
+/// A profile or engine that changed.
+#[derive(Serialize, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub old: Option<String>,
+    pub new: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -67,26 +40,38 @@ pub struct Moved {
     pub replica: u32,
     pub old: Vec<Where>,
     pub new: Vec<Where>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Change>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<Change>,
 }
 
+/// Placed in NEW: where it runs now.
 #[derive(Serialize)]
-pub struct One {
+pub struct Placed {
     pub model: String,
     pub replica: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<Vec<Where>>,
+    pub new: Vec<Where>,
+}
+
+/// Unplaced in, or absent from, NEW: where it ran in OLD (`null`: nowhere).
+#[derive(Serialize)]
+pub struct Gone {
+    pub model: String,
+    pub replica: u32,
+    pub old: Option<Vec<Where>>,
 }
 
 #[derive(Serialize, Default)]
 pub struct Diff {
-    /// Placed in both, on other nodes or GPUs.
+    /// Placed in both, on other nodes or GPUs, or with another profile or engine.
     pub moved: Vec<Moved>,
     /// Placed in NEW; unplaced or absent in OLD.
-    pub placed: Vec<One>,
-    /// Placed in OLD, unplaced in NEW.
-    pub unplaced: Vec<One>,
+    pub placed: Vec<Placed>,
+    /// Placed in OLD and unplaced in NEW; or absent from OLD and unplaced in NEW.
+    pub unplaced: Vec<Gone>,
     /// In OLD, absent from NEW.
-    pub removed: Vec<One>,
+    pub removed: Vec<Gone>,
     /// Placed alike, or unplaced, in both.
     pub unchanged: usize,
 }
@@ -97,30 +82,35 @@ impl Diff {
     }
 }
 
-/// Compares two plans replica by replica, in (model, replica) order. A
-/// replica absent from OLD and unplaced in NEW placed nothing either way,
-/// and is not counted.
-pub fn compare(old: &Plan, new: &Plan) -> Diff {
+fn change(a: &Option<String>, b: &Option<String>) -> Option<Change> {
+    (a.is_some() && b.is_some() && a != b).then(|| Change { old: a.clone(), new: b.clone() })
+}
+
+/// Compares two plans replica by replica, in (model, replica) order.
+pub fn compare(old: &Plan<'_>, new: &Plan<'_>) -> Diff {
     let mut d = Diff::default();
-    for ((model, replica), was) in old {
-        let key = (model.clone(), *replica);
-        let one = |nodes: Option<Vec<Where>>| One { model: model.clone(), replica: *replica, nodes };
-        match (was, new.get(&key)) {
-            (_, None) => d.removed.push(one(was.as_ref().map(|w| w.1.clone()))),
-            (Some((_, a)), Some(Some((_, b)))) if a == b => d.unchanged += 1,
-            (Some((_, a)), Some(Some((_, b)))) => {
-                d.moved.push(Moved { model: model.clone(), replica: *replica, old: a.clone(), new: b.clone() });
-            }
-            (Some((_, a)), Some(None)) => d.unplaced.push(one(Some(a.clone()))),
-            (None, Some(Some((_, b)))) => d.placed.push(one(Some(b.clone()))),
-            (None, Some(None)) => d.unchanged += 1,
+    let mut keys: Vec<&(&str, u32)> = old.keys().chain(new.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for key in keys {
+        let (model, replica) = (key.0.to_string(), key.1);
+        match (old.get(key), new.get(key)) {
+            (Some(was), None) => d.removed.push(Gone { model, replica, old: was.map(|e| e.nodes.clone()) }),
+            (Some(Some(a)), Some(Some(b))) if a.same_as(b) => d.unchanged += 1,
+            (Some(Some(a)), Some(Some(b))) => d.moved.push(Moved {
+                model,
+                replica,
+                old: a.nodes.clone(),
+                new: b.nodes.clone(),
+                profile: change(&a.profile, &b.profile),
+                engine: change(&a.engine, &b.engine),
+            }),
+            (Some(Some(a)), Some(None)) => d.unplaced.push(Gone { model, replica, old: Some(a.nodes.clone()) }),
+            (Some(None) | None, Some(Some(b))) => d.placed.push(Placed { model, replica, new: b.nodes.clone() }),
+            (Some(None), Some(None)) => d.unchanged += 1,
+            (None, Some(None)) => d.unplaced.push(Gone { model, replica, old: None }),
+            (None, None) => {}
         }
     }
-    for ((model, replica), now) in new {
-        if let (false, Some((_, b))) = (old.contains_key(&(model.clone(), *replica)), now) {
-            d.placed.push(One { model: model.clone(), replica: *replica, nodes: Some(b.clone()) });
-        }
-    }
-    d.placed.sort_by(|a, b| (&a.model, a.replica).cmp(&(&b.model, b.replica)));
     d
 }

@@ -14,15 +14,22 @@ use crate::inventory::Inventory;
 use crate::placement::{NEED_FACTOR, USABLE};
 
 const MIB: f64 = 1024.0 * 1024.0;
+const GIB: f64 = 1024.0 * MIB;
 const GB: f64 = 1e9;
 
 /// The memory of a GPU class in bytes, as lint knows it: the smallest GPU of
-/// the class in the fleet, else the `NNgb` in the class name.
-fn class_memory(class: &str, fleet: &BTreeMap<&str, u64>) -> Option<f64> {
+/// the class in the fleet, else the `NNgb` in the class name (taken as
+/// decimal GB: an "80GB" H100 reports 79.6 GiB, so 74.5 GiB errs on the
+/// side of "does not fit"). The second value is that `NN`, when the name
+/// was used, for the message to say where the number came from.
+fn class_memory(class: &str, fleet: &BTreeMap<&str, u64>) -> Option<(f64, Option<u32>)> {
     if let Some(&mb) = fleet.get(class) {
-        return Some(mb as f64 * MIB);
+        return Some((mb as f64 * MIB, None));
     }
-    class.split('-').find_map(|part| part.strip_suffix("gb")?.parse::<u32>().ok()).map(|gb| f64::from(gb) * GB)
+    class
+        .split('-')
+        .find_map(|part| part.strip_suffix("gb")?.parse::<u32>().ok())
+        .map(|gb| (f64::from(gb) * GB, Some(gb)))
 }
 
 /// The smallest GPUs of each class in the fleet that report their memory.
@@ -51,17 +58,27 @@ fn most_per_node(inv: Option<&Inventory>) -> BTreeMap<&str, u32> {
     out
 }
 
-/// What would fit: the smallest `gpus_per_node` (up to what a node of the
-/// class has), else the fewest `nodes` at that many GPUs each.
+/// What would fit, among the sizes tensor parallelism can use: the smallest
+/// power of two for `gpus_per_node`, up to the most GPUs of the class on one
+/// node; else that many (rounded down to a power of two) on the fewest
+/// `nodes`. Never "gpus_per_node = 3": no engine splits a model three ways
+/// across the attention heads of a typical model.
 fn suggestion(weights: f64, memory: f64, p: &Profile, per_node: u32) -> String {
     let fits = |gpus: u32, nodes: u32| weights * NEED_FACTOR / f64::from(gpus * nodes) <= USABLE * memory;
-    if let Some(g) = (1..=per_node.min(MAX_GPUS_PER_NODE as u32)).find(|&g| fits(g, p.nodes)) {
+    let widest = tp_sizes(per_node).last().unwrap_or(1);
+    if let Some(g) = tp_sizes(per_node).find(|&g| fits(g, p.nodes)) {
         return format!("gpus_per_node = {g} would fit");
     }
-    match (1..=MAX_NODES as u32).find(|&n| fits(per_node, n)) {
-        Some(n) => format!("nodes = {n} with gpus_per_node = {per_node} would fit"),
+    match (2..=MAX_NODES as u32).find(|&n| fits(widest, n)) {
+        Some(n) => format!("nodes = {n} with gpus_per_node = {widest} would fit"),
         None => "no number of these GPUs would hold it".to_string(),
     }
+}
+
+/// 1, 2, 4, ... up to `most` (and the catalog's ceiling).
+fn tp_sizes(most: u32) -> impl Iterator<Item = u32> + Clone {
+    let most = most.clamp(1, MAX_GPUS_PER_NODE as u32);
+    std::iter::successors(Some(1u32), |g| g.checked_mul(2)).take_while(move |&g| g <= most)
 }
 
 /// Fit diagnostics for every GPU profile of a model that gives its size.
@@ -80,13 +97,26 @@ pub fn checks(cat: &Catalog, inv: Option<&Inventory>) -> Vec<Diag> {
     out
 }
 
-fn one(cat: &Catalog, m: &Model, p: &Profile, weights: f64, mem: f64, per_node: u32) -> Option<Diag> {
+/// Per-GPU sizes are binary (GiB, as placement's reasons say them); the
+/// weights are decimal GB, as `weights_gb` and the model hubs give them.
+fn one(
+    cat: &Catalog,
+    m: &Model,
+    p: &Profile,
+    weights: f64,
+    (mem, from_name): (f64, Option<u32>),
+    per_node: u32,
+) -> Option<Diag> {
     let gpus = p.gpus_per_node * p.nodes;
     let share = weights / f64::from(gpus);
     let need = share * NEED_FACTOR;
     let gpu_word = if gpus == 1 { "GPU" } else { "GPUs" };
     let class = p.gpu_class.as_deref().unwrap_or_default();
     let hint = suggestion(weights, mem, p, per_node);
+    let gpu_mem = match from_name {
+        Some(gb) => format!("{:.1} GiB ({gb} GB, from the class name)", mem / GIB),
+        None => format!("{:.1} GiB", mem / GIB),
+    };
     let d = if share > mem {
         Diag::error(
             Code::FitTooSmall,
@@ -98,7 +128,7 @@ fn one(cat: &Catalog, m: &Model, p: &Profile, weights: f64, mem: f64, per_node: 
             ),
         )
         .at(&cat.src, p.name_span, "too small for the weights alone")
-        .help(format!("{:.1} GB of weights per GPU against {:.1} GB; {hint}", share / GB, mem / GB))
+        .help(format!("{:.1} GiB of weights per GPU against {gpu_mem}; {hint}", share / GIB))
     } else if need > USABLE * mem {
         Diag::warning(
             Code::FitMargins,
@@ -106,9 +136,8 @@ fn one(cat: &Catalog, m: &Model, p: &Profile, weights: f64, mem: f64, per_node: 
         )
         .at(&cat.src, p.name_span, "weights fit, the rest does not")
         .help(format!(
-            "a replica needs 1.2 x its weights, {:.1} GB per GPU, within 0.9 of each GPU's {:.1} GB; {hint}",
-            need / GB,
-            mem / GB
+            "a replica needs 1.2 x its weights, {:.1} GiB per GPU, within 0.9 of each GPU's {gpu_mem}; {hint}",
+            need / GIB
         ))
     } else {
         return None;
@@ -118,11 +147,22 @@ fn one(cat: &Catalog, m: &Model, p: &Profile, weights: f64, mem: f64, per_node: 
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn class_memory_from_the_fleet_else_the_name() {
         let fleet = [("h100-80gb-hbm3", 81559u64)].into();
-        assert_eq!(super::class_memory("h100-80gb-hbm3", &fleet), Some(81559.0 * super::MIB));
-        assert_eq!(super::class_memory("a100-sxm4-40gb", &fleet), Some(40e9));
-        assert_eq!(super::class_memory("l40s", &fleet), None);
+        assert_eq!(class_memory("h100-80gb-hbm3", &fleet), Some((81559.0 * MIB, None)));
+        assert_eq!(class_memory("a100-sxm4-40gb", &fleet), Some((40e9, Some(40))));
+        assert_eq!(class_memory("l40s", &fleet), None);
+    }
+
+    #[test]
+    fn tensor_parallel_sizes_are_powers_of_two_up_to_the_widest_node() {
+        assert_eq!(tp_sizes(8).collect::<Vec<_>>(), [1, 2, 4, 8]);
+        assert_eq!(tp_sizes(6).collect::<Vec<_>>(), [1, 2, 4]);
+        assert_eq!(tp_sizes(1).collect::<Vec<_>>(), [1]);
+        assert_eq!(tp_sizes(0).collect::<Vec<_>>(), [1]);
+        assert_eq!(tp_sizes(1000).last(), Some(64));
     }
 }

@@ -2,6 +2,10 @@
 //!
 //! `run` is the whole program; `main.rs` only hands it the arguments. Each
 //! command returns an `Exit`, or the diagnostics that made its input unusable.
+//!
+//! No unsafe code: the system calls llmgw needs (poll, statvfs, killing a
+//! process group, signal handling) come through rustix and signal-hook.
+#![forbid(unsafe_code)]
 
 pub mod capacity;
 pub mod catalog;
@@ -19,10 +23,13 @@ pub mod import;
 pub mod input;
 pub mod inventory;
 pub mod kubernetes;
+pub mod launch;
 pub mod load;
 pub mod output;
 pub mod placement;
+pub mod plan;
 pub mod process;
+pub mod render;
 pub mod report;
 pub mod slurm;
 pub mod source;

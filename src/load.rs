@@ -29,6 +29,21 @@ pub fn catalog(path: &Path) -> Result<Catalog, Vec<Diag>> {
 /// Several inventory files, read in parallel (each exactly once) and merged;
 /// every error of every file at once.
 pub fn inventories(paths: &[impl AsRef<Path> + Sync]) -> Result<Inventory, Vec<Diag>> {
+    inventories_with_digest(paths).map(|(inv, _)| inv)
+}
+
+/// The lower-case hex sha256 of sources' bytes, one after another.
+pub fn digest(srcs: &[&Source]) -> String {
+    use sha2::Digest;
+    let mut d = sha2::Sha256::new();
+    for s in srcs {
+        s.digest_into(&mut d);
+    }
+    d.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// As `inventories`, with the sha256 of the files' bytes in the order given.
+pub fn inventories_with_digest(paths: &[impl AsRef<Path> + Sync]) -> Result<(Inventory, String), Vec<Diag>> {
     let sources: Vec<Result<Source, Diag>> = paths.par_iter().map(|p| read(p.as_ref())).collect();
     let mut srcs = Vec::with_capacity(sources.len());
     let mut errors = Vec::new();
@@ -44,10 +59,11 @@ pub fn inventories(paths: &[impl AsRef<Path> + Sync]) -> Result<Inventory, Vec<D
     // The fast loader keeps no spans; a file it is not sure about, and any
     // failure to merge, goes through the spanned loader, on the same bytes.
     let fast: Vec<Result<Vec<inventory::Node>, Vec<Diag>>> = srcs.par_iter().map(inventory_file).collect();
+    let digest = digest(&srcs.iter().collect::<Vec<_>>());
     if fast.iter().all(Result::is_ok) {
         let files = fast.into_iter().map(std::result::Result::unwrap_or_default).collect();
         if let Ok(inv) = inventory::merge(files) {
-            return Ok(inv);
+            return Ok((inv, digest));
         }
     }
     let spanned: Vec<Result<Vec<inventory::Node>, Vec<Diag>>> = srcs.par_iter().map(inventory::load_spanned).collect();
@@ -61,5 +77,5 @@ pub fn inventories(paths: &[impl AsRef<Path> + Sync]) -> Result<Inventory, Vec<D
     if !errors.is_empty() {
         return Err(errors);
     }
-    inventory::merge(files)
+    inventory::merge(files).map(|inv| (inv, digest))
 }

@@ -1,13 +1,12 @@
 //! Writing documents: inventories (discover, merge, synth) in any of the
 //! three formats, and every `-o FILE` so that nothing is ever half-written.
 
-use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::diag::{Code, Diag};
 use crate::doc::Format;
@@ -28,11 +27,13 @@ pub fn data_format(path: Option<&Path>, flag: Option<Format>) -> Result<Format, 
 
 /// For commands that print human or JSON output: whether `-o` with this
 /// name, and perhaps `--format`, means JSON. A `.toml`/`.yaml` name, or a
-/// `.json` one with `--format` other than json, is refused.
-pub fn report_is_json(path: Option<&Path>, flag: Option<&str>) -> Result<bool, Diag> {
+/// `.json` one with `--format` other than json, is refused; `writes` says
+/// what the command can write instead ("place writes human text or JSON").
+pub fn report_is_json(path: Option<&Path>, flag: Option<&str>, writes: &str) -> Result<bool, Diag> {
     let by_name = path.and_then(|p| Format::from_extension(&p.to_string_lossy()));
     match (flag, by_name) {
-        (_, Some(Format::Toml | Format::Yaml)) => Err(contradiction(path, flag.unwrap_or("human"))),
+        (None, Some(f @ (Format::Toml | Format::Yaml))) => Err(not_written(path, f, writes)),
+        (Some(f), Some(Format::Toml | Format::Yaml)) => Err(contradiction(path, f)),
         (Some(f), Some(Format::Json)) if f != "json" => Err(contradiction(path, f)),
         (Some(f), _) => Ok(f == "json"),
         (None, Some(Format::Json)) => Ok(true),
@@ -44,6 +45,13 @@ fn contradiction(path: Option<&Path>, format: &str) -> Diag {
     let name = path.map(|p| crate::term::escape(&p.display().to_string()).into_owned()).unwrap_or_default();
     Diag::error(Code::BadArgument, format!("--format {format} contradicts the name {name}"))
         .help("the extension of -o says what the file holds: give a name that matches the format, or drop --format")
+}
+
+/// `-o plan.yaml` on a command that has no YAML (or TOML) to write.
+fn not_written(path: Option<&Path>, format: Format, writes: &str) -> Diag {
+    let name = path.map(|p| crate::term::escape(&p.display().to_string()).into_owned()).unwrap_or_default();
+    Diag::error(Code::BadArgument, format!("{writes}, not {}: cannot write {name}", format.name().to_uppercase()))
+        .help("name the file .json for JSON, or give it another extension (or none) for human text")
 }
 
 /// An inventory as text. TOML is written node by node, in parallel: the
@@ -178,13 +186,13 @@ fn link_target(path: &Path) -> std::io::Result<PathBuf> {
 }
 
 /// A temporary file in the target's folder, renamed over the target by
-/// `commit`; removed when dropped uncommitted, and by the SIGINT/SIGTERM
-/// handler when the process is interrupted meanwhile.
+/// `commit`; removed when dropped uncommitted, and by the cleanup thread
+/// when the process is interrupted (SIGINT, SIGTERM, SIGHUP) meanwhile.
 pub struct AtomicFile {
     file: BufWriter<File>,
     tmp: PathBuf,
     target: PathBuf,
-    slot: usize,
+    committed: bool,
 }
 
 impl AtomicFile {
@@ -198,24 +206,30 @@ impl AtomicFile {
         loop {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
             let tmp = dir.join(format!(".llmgw-{}-{n}.tmp", std::process::id()));
-            // Registered before it exists, so no moment is left in which a
-            // signal could strand it.
-            let slot = register(&tmp);
-            // A new file gets 0666 less the umask, as any program's would.
-            match OpenOptions::new().write(true).create_new(true).mode(0o666).open(&tmp) {
+            // Created and registered under the lock the cleanup holds until
+            // the process ends: no moment is left in which a signal could
+            // strand it.
+            let created = with_pending(|pending| {
+                // A new file gets 0666 less the umask, as any program's would.
+                let file = OpenOptions::new().write(true).create_new(true).mode(0o666).open(&tmp)?;
+                pending.push(tmp.clone());
+                Ok(file)
+            });
+            match created {
                 Ok(file) => {
+                    let atomic = AtomicFile {
+                        file: BufWriter::with_capacity(1 << 16, file),
+                        tmp,
+                        target: target.to_path_buf(),
+                        committed: false,
+                    };
                     if let Some(mode) = keep_mode {
-                        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+                        atomic.file.get_ref().set_permissions(std::fs::Permissions::from_mode(mode))?;
                     }
-                    let file = BufWriter::with_capacity(1 << 16, file);
-                    return Ok(Sink::Atomic(AtomicFile { file, tmp, target: target.to_path_buf(), slot }));
+                    return Ok(Sink::Atomic(atomic));
                 }
-                Err(e) => {
-                    unregister(slot);
-                    if e.kind() != std::io::ErrorKind::AlreadyExists {
-                        return Err(e);
-                    }
-                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
             }
         }
     }
@@ -223,87 +237,73 @@ impl AtomicFile {
     fn commit(mut self) -> std::io::Result<()> {
         self.file.flush()?;
         self.file.get_ref().sync_all()?;
-        std::fs::rename(&self.tmp, &self.target)?;
-        unregister(self.slot);
-        self.slot = usize::MAX;
+        with_pending(|pending| {
+            std::fs::rename(&self.tmp, &self.target)?;
+            pending.retain(|p| *p != self.tmp);
+            Ok(())
+        })?;
+        self.committed = true;
         Ok(())
     }
 }
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if self.slot != usize::MAX {
-            unregister(self.slot);
-            let _ = std::fs::remove_file(&self.tmp);
+        if !self.committed {
+            let _ = with_pending(|pending| {
+                pending.retain(|p| *p != self.tmp);
+                std::fs::remove_file(&self.tmp)
+            });
         }
     }
 }
 
-/// Temporary files being written, for the signal handler to remove.
-const SLOTS: usize = 8;
-static PENDING: [AtomicPtr<libc::c_char>; SLOTS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
+/// Temporary files being written, for the cleanup thread to remove.
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-fn register(path: &Path) -> usize {
-    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
-        return usize::MAX - 1;
-    };
-    let raw = c.into_raw();
-    for (i, slot) in PENDING.iter().enumerate() {
-        if slot.compare_exchange(std::ptr::null_mut(), raw, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
-            return i;
-        }
-    }
-    // SAFETY: `raw` came from `CString::into_raw` just above and was not stored.
-    drop(unsafe { CString::from_raw(raw) });
-    usize::MAX - 1
+fn with_pending<T>(f: impl FnOnce(&mut Vec<PathBuf>) -> std::io::Result<T>) -> std::io::Result<T> {
+    let mut pending = PENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    f(&mut pending)
 }
 
-fn unregister(slot: usize) {
-    if let Some(s) = PENDING.get(slot) {
-        let raw = s.swap(std::ptr::null_mut(), Ordering::SeqCst);
-        if !raw.is_null() {
-            // SAFETY: every non-null pointer in PENDING came from `CString::into_raw`,
-            // and the swap gave this one to us alone.
-            drop(unsafe { CString::from_raw(raw) });
-        }
-    }
-}
-
-extern "C" fn on_signal(sig: libc::c_int) {
-    for slot in &PENDING {
-        let raw = slot.swap(std::ptr::null_mut(), Ordering::SeqCst);
-        if !raw.is_null() {
-            // SAFETY: unlink(2) is async-signal-safe and `raw` is a valid C string.
-            unsafe { libc::unlink(raw) };
-        }
-    }
-    // SAFETY: signal(2) and raise(2) are async-signal-safe; with the default
-    // action restored the process ends as it would have without llmgw's handler.
-    unsafe {
-        libc::signal(sig, libc::SIG_DFL);
-        libc::raise(sig);
-    }
-}
-
+/// On SIGINT, SIGTERM or SIGHUP, removes the temporary files and ends the
+/// process as the signal would have. signal-hook's handler only wakes a
+/// thread, so the removal runs outside the handler, with ordinary code; the
+/// lock it keeps until the end stops any new temporary file meanwhile. A
+/// signal the process was started ignoring (nohup, `&` in a script) stays
+/// ignored.
 fn install_cleanup() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            // SAFETY: `on_signal` only calls async-signal-safe functions; the
-            // sigaction structs are zeroed and then filled in. A signal the
-            // process was started ignoring (nohup) stays ignored.
-            unsafe {
-                let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 || old.sa_sigaction == libc::SIG_IGN {
-                    continue;
+        let ignored = ignored_signals();
+        let wanted: Vec<i32> = [SIGINT, SIGTERM, SIGHUP].into_iter().filter(|&s| !ignored(s)).collect();
+        let Ok(mut signals) = signal_hook::iterator::Signals::new(&wanted) else { return };
+        let spawned = std::thread::Builder::new().name("llmgw-cleanup".into()).spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                let pending = PENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                for p in pending.iter() {
+                    let _ = std::fs::remove_file(p);
                 }
-                let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-                libc::sigemptyset(&mut sa.sa_mask);
-                libc::sigaction(sig, &sa, std::ptr::null_mut());
+                // Still holding the lock: the process ends here.
+                let _ = signal_hook::low_level::emulate_default_handler(sig);
+                std::process::exit(128 + sig);
             }
-        }
+        });
+        drop(spawned);
     });
+}
+
+/// Which signals the process was started ignoring, from the kernel's own
+/// account (`SigIgn` in /proc/self/status: a mask, bit N-1 for signal N).
+/// Where that cannot be read, none.
+fn ignored_signals() -> impl Fn(i32) -> bool {
+    let mask = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("SigIgn:").map(|m| m.trim().to_string())))
+        .and_then(|m| u64::from_str_radix(&m, 16).ok())
+        .unwrap_or(0);
+    move |sig| (1..=64).contains(&sig) && mask & (1 << (sig - 1)) != 0
 }
 
 /// Writes `bytes` where `path` says, as `-o` does.

@@ -10,7 +10,7 @@
 
 use std::ffi::OsStr;
 use std::io::Read;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -43,12 +43,11 @@ struct Pipe {
 
 impl Pipe {
     fn new(fd: OwnedFd) -> Pipe {
-        // SAFETY: fcntl(2) on a descriptor we own; it only changes its flags.
-        unsafe {
-            let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
-            libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
-        }
-        Pipe { file: std::fs::File::from(fd), kept: Vec::new(), open: true }
+        // Non-blocking, so a read returns what is there instead of waiting
+        // on whoever holds the other end. Should it fail, the pipe is
+        // treated as closed rather than risk a read that never returns.
+        let open = rustix::io::ioctl_fionbio(&fd, true).is_ok();
+        Pipe { file: std::fs::File::from(fd), kept: Vec::new(), open }
     }
 
     /// Reads what is there now; end of file closes the pipe.
@@ -81,19 +80,20 @@ impl Pipe {
 
 /// Waits up to `wait` for output on the open pipes and reads what came.
 fn poll_pipes(pipes: &mut [&mut Pipe], wait: Duration) {
-    let mut fds: Vec<libc::pollfd> = pipes
-        .iter()
-        .filter(|p| p.open)
-        .map(|p| libc::pollfd { fd: p.file.as_raw_fd(), events: libc::POLLIN, revents: 0 })
-        .collect();
-    if fds.is_empty() {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let mut open: Vec<&mut &mut Pipe> = pipes.iter_mut().filter(|p| p.open).collect();
+    if open.is_empty() {
         std::thread::sleep(wait);
         return;
     }
-    let ms = wait.as_millis().clamp(1, 1000) as libc::c_int;
-    // SAFETY: `fds` is a valid array of pollfd of the length given.
-    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-    for p in pipes.iter_mut().filter(|p| p.open) {
+    let wait = wait.clamp(Duration::from_millis(1), Duration::from_secs(1));
+    let timeout = Timespec::try_from(wait).unwrap_or(Timespec { tv_sec: 1, tv_nsec: 0 });
+    {
+        let mut fds: Vec<PollFd<'_>> = open.iter().map(|p| PollFd::new(&p.file, PollFlags::IN)).collect();
+        // An error (EINTR) only means looking again sooner.
+        let _ = rustix::event::poll(&mut fds, Some(&timeout));
+    }
+    for p in &mut open {
         p.drain();
     }
 }
@@ -108,11 +108,10 @@ pub fn run_bounded<S: AsRef<OsStr>>(program: &Path, args: &[S], path_env: Option
         Ok(c) => c,
         Err(e) => return Ran::NotStarted(e),
     };
-    let pgid = child.id() as libc::pid_t;
+    // The child leads its own group (process_group(0)): its pid is the group's.
+    let pgid = rustix::process::Pid::from_child(&child);
     let kill_group = || {
-        // SAFETY: kill(2) with a negative pid signals a process group; it
-        // touches no memory of ours.
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
     };
     let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
         kill_group();

@@ -13,6 +13,8 @@ pub struct SourceFile {
     name: String,
     text: String,
     format: Format,
+    /// The file began with a byte-order mark, dropped from `text`.
+    bom: bool,
     lines: OnceLock<LineIndex>,
 }
 
@@ -26,15 +28,24 @@ impl std::fmt::Debug for SourceFile {
 /// extension, else the content. A leading byte-order mark is dropped, so
 /// the three syntaxes treat one alike.
 pub fn source(name: &str, text: String) -> Source {
-    let text = match text.strip_prefix('\u{feff}') {
-        Some(rest) => rest.to_string(),
-        None => text,
+    let (text, bom) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => (rest.to_string(), true),
+        None => (text, false),
     };
     let format = Format::from_extension(name).unwrap_or_else(|| sniff(&text));
-    Arc::new(SourceFile { name: name.to_string(), text, format, lines: OnceLock::new() })
+    Arc::new(SourceFile { name: name.to_string(), text, format, bom, lines: OnceLock::new() })
 }
 
 impl SourceFile {
+    /// Feeds the bytes as they were read (a byte-order mark included) to
+    /// a digest: plans record what they were made from.
+    pub fn digest_into(&self, d: &mut impl sha2::Digest) {
+        if self.bom {
+            d.update("\u{feff}".as_bytes());
+        }
+        d.update(self.text.as_bytes());
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }

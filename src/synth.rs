@@ -20,6 +20,23 @@ pub struct Shape {
     pub engines: &'static [(&'static str, &'static str)],
 }
 
+impl Shape {
+    /// What one node of the shape has, for help and completions:
+    /// "8 x NVIDIA H100 80GB HBM3 on NVSwitch, 8 HCAs".
+    pub fn describe(&self) -> String {
+        if self.gpus == 0 {
+            return "CPU only".to_string();
+        }
+        let links = match self.nvlink {
+            NvLink::Switch => " on NVSwitch",
+            NvLink::Pairs => " in NVLink pairs",
+            NvLink::None => ", PCIe only",
+        };
+        let hcas = if self.hcas == 1 { "1 HCA".to_string() } else { format!("{} HCAs", self.hcas) };
+        format!("{} x {}{links}, {hcas}", self.gpus, self.gpu_name)
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum NvLink {
     Switch,

@@ -110,3 +110,22 @@ pub fn catalog(models: usize) -> String {
     profile(&mut s, "b200", "vllm", Some("b200"), 8, 1, 0, None);
     s
 }
+
+/// `models` more models that no node can hold, one replica each, as a
+/// catalog that outgrew its fleet has: each asks for hosts with more memory
+/// than any node reports, so every node of the fleet is rejected for each
+/// (about 9,500 by memory at 10,000 nodes, the rest cordoned or without
+/// vLLM), and each is explained on its own.
+pub fn unplaceable(models: usize) -> String {
+    let mut s = String::new();
+    for i in 0..models {
+        let _ = writeln!(
+            s,
+            "[[model]]\nname = \"too-big-{i:03}\"\nsource = \"org/too-big-{i:03}\"\n\
+             [[model.profile]]\nname = \"h100-tp8\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n\
+             gpus_per_node = 8\nmin_memory_gb = {}",
+            4096 + i
+        );
+    }
+    s
+}

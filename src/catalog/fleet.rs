@@ -1,67 +1,80 @@
-//! Catalog warnings that need a fleet: a class nobody has, a shape nobody
-//! can hold, an engine nobody has installed.
+//! Catalog warnings that need a fleet: a class nobody has, a MIG profile
+//! nobody offers, a shape nobody can hold, an engine nobody has installed.
 
-use super::Catalog;
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Catalog, Model, Profile};
 use crate::diag::{Code, Diag, suggest};
+use crate::inventory::Inventory;
 
-/// Warnings that need a fleet: a class nobody has, a shape nobody can hold,
-/// an engine nobody has installed.
-pub fn fleet_checks(cat: &Catalog, inv: &crate::inventory::Inventory) -> Vec<Diag> {
-    use std::collections::{BTreeMap, BTreeSet};
-    let mut most_per_class: BTreeMap<&str, u32> = BTreeMap::new();
-    let mut engines_seen: BTreeSet<&str> = BTreeSet::new();
-    let mut any_reports_engines = false;
-    for n in &inv.nodes {
-        let mut per_class: BTreeMap<&str, u32> = BTreeMap::new();
-        for g in &n.gpus {
-            *per_class.entry(g.class.as_str()).or_default() += 1;
+/// What the fleet has, as these checks ask it.
+struct Facts<'i> {
+    /// The most GPUs of each class on one node. A node has a class when it
+    /// has any GPU of it, healthy or not, in MIG mode or not.
+    most_per_class: BTreeMap<&'i str, u32>,
+    /// The MIG profiles offered on GPUs of each class.
+    mig_per_class: BTreeMap<&'i str, BTreeSet<&'i str>>,
+    engines_seen: BTreeSet<&'i str>,
+    any_reports_engines: bool,
+}
+
+impl<'i> Facts<'i> {
+    fn of(inv: &'i Inventory) -> Self {
+        let mut f = Facts {
+            most_per_class: BTreeMap::new(),
+            mig_per_class: BTreeMap::new(),
+            engines_seen: BTreeSet::new(),
+            any_reports_engines: false,
+        };
+        for n in &inv.nodes {
+            let mut per_class: BTreeMap<&str, u32> = BTreeMap::new();
+            for g in &n.gpus {
+                *per_class.entry(g.class.as_str()).or_default() += 1;
+                if !g.mig_devices.is_empty() {
+                    f.mig_per_class
+                        .entry(g.class.as_str())
+                        .or_default()
+                        .extend(g.mig_devices.iter().map(|m| m.profile.as_str()));
+                }
+            }
+            for (c, k) in per_class {
+                let e = f.most_per_class.entry(c).or_default();
+                *e = (*e).max(k);
+            }
+            if n.reports_engines() {
+                f.any_reports_engines = true;
+                f.engines_seen.extend(n.engine_names());
+            }
         }
-        for (c, k) in per_class {
-            let e = most_per_class.entry(c).or_default();
-            *e = (*e).max(k);
-        }
-        if n.reports_engines() {
-            any_reports_engines = true;
-            engines_seen.extend(n.engine_names());
-        }
+        f
     }
+}
+
+/// Warnings that need a fleet: a class nobody has, a MIG profile nobody
+/// offers, a shape nobody can hold, an engine nobody has installed.
+pub fn fleet_checks(cat: &Catalog, inv: &Inventory) -> Vec<Diag> {
+    let facts = Facts::of(inv);
     let mut out = Vec::new();
     for m in &cat.models {
         for p in &m.profiles {
-            if let Some(class) = &p.gpu_class {
-                match most_per_class.get(class.as_str()) {
-                    None => {
-                        let help = if most_per_class.is_empty() {
-                            "the inventory has no GPUs at all".to_string()
-                        } else {
-                            suggest(class, most_per_class.keys().copied(), "the inventory's classes are")
-                        };
-                        out.push(
-                            Diag::warning(
-                                Code::UnknownGpuClass,
-                                format!("no node has a `{class}` GPU (profile `{}` of `{}`)", p.name, m.name),
-                            )
-                            .at(&cat.src, p.class_span, "no such class in the fleet")
-                            .help(help),
-                        );
-                    }
-                    Some(&most) if most < p.gpus_per_node => {
-                        out.push(
-                            Diag::warning(
-                                Code::NeverFits,
-                                format!(
-                                    "profile `{}` of `{}` needs {} `{class}` GPUs per node, but no node has more than {most}",
-                                    p.name, m.name, p.gpus_per_node
-                                ),
-                            )
-                            .at(&cat.src, p.class_span, "no node is this big")
-                            .help("lower gpus_per_node and raise nodes, or add bigger nodes"),
-                        );
-                    }
-                    Some(_) => {}
-                }
+            hardware(cat, m, p, &facts, &mut out);
+            if let Some(class) = &p.gpu_class
+                && let Some(&most) = facts.most_per_class.get(class.as_str())
+                && most < p.gpus_per_node
+            {
+                out.push(
+                    Diag::warning(
+                        Code::NeverFits,
+                        format!(
+                            "profile `{}` of `{}` needs {} `{class}` GPUs per node, but no node has more than {most}",
+                            p.name, m.name, p.gpus_per_node
+                        ),
+                    )
+                    .at(&cat.src, p.class_span, "no node is this big")
+                    .help("lower gpus_per_node and raise nodes, or add bigger nodes"),
+                );
             }
-            if any_reports_engines && !engines_seen.contains(p.engine.name) {
+            if facts.any_reports_engines && !facts.engines_seen.contains(p.engine.name) {
                 out.push(
                     Diag::warning(
                         Code::EngineNowhere,
@@ -77,4 +90,69 @@ pub fn fleet_checks(cat: &Catalog, inv: &crate::inventory::Inventory) -> Vec<Dia
         }
     }
     out
+}
+
+/// The warnings `place` and `explain-placement` give too: a `gpu_class`, or
+/// a `mig_profile`, that no node of the fleet has. Without them every node
+/// reads "has 0 free h100 GPUs" and nobody sees the typo.
+pub fn hardware_checks(cat: &Catalog, inv: &Inventory) -> Vec<Diag> {
+    let facts = Facts::of(inv);
+    let mut out = Vec::new();
+    for m in &cat.models {
+        for p in &m.profiles {
+            hardware(cat, m, p, &facts, &mut out);
+        }
+    }
+    out
+}
+
+fn hardware(cat: &Catalog, m: &Model, p: &Profile, facts: &Facts<'_>, out: &mut Vec<Diag>) {
+    let Some(class) = p.gpu_class.as_deref() else { return };
+    let has_class = facts.most_per_class.contains_key(class);
+    if !has_class {
+        let help = if facts.most_per_class.is_empty() {
+            "the inventory has no GPUs at all".to_string()
+        } else {
+            suggest(class, facts.most_per_class.keys().copied(), "the inventory's classes are")
+        };
+        out.push(
+            Diag::warning(
+                Code::UnknownGpuClass,
+                format!("no node has a `{class}` GPU (profile `{}` of `{}`)", p.name, m.name),
+            )
+            .at(&cat.src, p.class_span, "no such class in the fleet")
+            .help(help),
+        );
+    }
+    let Some(mig) = p.mig_profile.as_deref() else { return };
+    let on_class = facts.mig_per_class.get(class);
+    let anywhere = facts.mig_per_class.values().any(|set| set.contains(mig));
+    // A class the fleet has, without this profile on it; or a profile no
+    // GPU of any class offers.
+    if on_class.is_some_and(|set| set.contains(mig)) || (!has_class && anywhere) {
+        return;
+    }
+    let (message, known): (String, Vec<&str>) = if has_class {
+        (
+            format!("no `{class}` GPU offers a MIG `{mig}` device (profile `{}` of `{}`)", p.name, m.name),
+            on_class.map(|s| s.iter().copied().collect()).unwrap_or_default(),
+        )
+    } else {
+        (
+            format!("no GPU of the fleet offers a MIG `{mig}` device (profile `{}` of `{}`)", p.name, m.name),
+            facts.mig_per_class.values().flatten().copied().collect::<BTreeSet<_>>().into_iter().collect(),
+        )
+    };
+    let help = match (known.is_empty(), has_class) {
+        (false, _) => suggest(mig, known.iter().copied(), "the MIG profiles there are"),
+        (true, true) => {
+            format!("no {class} GPU has MIG devices: drop mig_profile to use whole GPUs, or partition some")
+        }
+        (true, false) => "no GPU of the fleet has MIG devices".to_string(),
+    };
+    out.push(
+        Diag::warning(Code::UnknownMigProfile, message)
+            .at(&cat.src, p.mig_span, "no such MIG device in the fleet")
+            .help(help),
+    );
 }

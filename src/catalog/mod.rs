@@ -10,7 +10,7 @@ use crate::inventory::normalize_class;
 mod fleet;
 mod values;
 
-pub use fleet::fleet_checks;
+pub use fleet::{fleet_checks, hardware_checks};
 use values::{
     at_least_one, engine_spans, env_names, gpu_engine_has_class, gpus_in_range, known_engine, nodes_in_range,
     selector_entries,
@@ -57,6 +57,7 @@ pub struct Profile {
     pub min_disk_span: Span,
     /// One MIG device of this profile ("1g.10gb") instead of whole GPUs.
     pub mig_profile: Option<String>,
+    pub mig_span: Span,
     /// What render needs to start the engine; placement never reads it.
     pub serving: Serving,
     /// The profile's own source, else the model's.
@@ -322,6 +323,7 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         min_disk_gb: min_disk.unwrap_or(Some(0))?,
         min_disk_span: disk_node.map_or(span, |n| n.span),
         mig_profile,
+        mig_span: mig_node.map_or(span, |n| n.span),
         source: source.or_else(|| model_source.map(str::to_owned)),
         serving: serving?,
     })

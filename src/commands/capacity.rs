@@ -8,7 +8,7 @@ use crate::report;
 use crate::{Exit, Outcome, load};
 
 pub fn run(a: &cli::CapacityArgs) -> Outcome {
-    let format = report_format(a.output.as_deref(), a.format)?;
+    let format = report_format("capacity", a.output.as_deref(), a.format)?;
     let add = crate::capacity::parse_add(&a.add)?;
     let mut out = Sink::open(a.output.as_deref())?;
     let catalog = load::catalog(&a.catalog)?;

@@ -8,16 +8,16 @@ use crate::report;
 use crate::{Exit, Outcome, load};
 
 pub fn run(a: &cli::DiffArgs) -> Outcome {
-    let format = report_format(a.output.as_deref(), a.format)?;
+    let format = report_format("diff", a.output.as_deref(), a.format)?;
     let mut out = Sink::open(a.output.as_deref())?;
     let (old, new) = (load::read(&a.old)?, load::read(&a.new)?);
     let mut errors = Vec::new();
-    let old = crate::diff::read(&old).map_err(|d| errors.push(d));
-    let new = crate::diff::read(&new).map_err(|d| errors.push(d));
+    let old = crate::plan::read(&old).map_err(|d| errors.extend(d));
+    let new = crate::plan::read(&new).map_err(|d| errors.extend(d));
     let (Ok(old), Ok(new)) = (old, new) else {
         return Err(errors.into());
     };
-    let d = crate::diff::compare(&old, &new);
+    let d = crate::diff::compare(&crate::diff::of(&old), &crate::diff::of(&new));
     match format {
         OutputFormat::Json => report::diff::json(&mut out, &d)?,
         OutputFormat::Human => {

@@ -40,7 +40,7 @@ pub fn run(a: &EngineCheckArgs) -> Outcome {
         )
         .into());
     }
-    let format = super::report_format(a.output.as_deref(), a.format)?;
+    let format = super::report_format("engine-check", a.output.as_deref(), a.format)?;
     let mut out = Sink::open(a.output.as_deref())?;
     let named = !selected.is_empty();
     if !named {

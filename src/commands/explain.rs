@@ -10,7 +10,7 @@ use crate::{Exit, Outcome, load};
 use std::fmt::Write as _;
 
 pub fn run(a: &cli::ExplainArgs) -> Outcome {
-    let format = report_format(a.output.as_deref(), a.format)?;
+    let format = report_format("explain-placement", a.output.as_deref(), a.format)?;
     let mut out = Sink::open(a.output.as_deref())?;
     let catalog = load::catalog(&a.catalog)?;
     let Some(mi) = catalog.models.iter().position(|m| m.name == a.model) else {
@@ -30,8 +30,11 @@ pub fn run(a: &cli::ExplainArgs) -> Outcome {
         return Err(d.into());
     }
     let inv = fleet_inventory(&a.inventory)?;
+    // A class or MIG profile the fleet lacks: said on stderr, as lint says
+    // it; the plan and the exit code stay what placement decided.
+    crate::report::diagnostics::eprint(&crate::catalog::hardware_checks(&catalog, &inv));
     let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options { explain: Some(mi), ..Options::default() });
-    let names = Names { catalog: &catalog, fleet: &fleet };
+    let names = Names::new(&catalog, &fleet);
     let attempts: Vec<_> = plan.attempts.iter().filter(|at| a.replica.is_none_or(|r| r == at.replica)).collect();
     match format {
         OutputFormat::Json => report::explain::json(&mut out, &names, mi as u32, &attempts)?,

@@ -82,6 +82,68 @@ fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
     }
 }
 
+/// What each exit code means for the command of a page (SPEC section 1:
+/// 0 success, 1 the answer is no, 2 the input could not be used). A command
+/// that never answers no has no 1.
+fn exit_status(page: &str) -> Vec<(&'static str, &'static str)> {
+    const BAD_INPUT: &str = "The input could not be used: an unreadable or invalid file, a bad flag or value.";
+    let (ok, no): (&str, Option<&str>) = match page {
+        "llmgw-place" => (
+            "Every replica the catalog asks for is placed or already runs.",
+            Some("At least one replica was left unplaced (the plan is still written)."),
+        ),
+        "llmgw-explain-placement" => {
+            ("Every replica explained is placed or already runs.", Some("A replica explained was left unplaced."))
+        }
+        "llmgw-lint" => (
+            "No error (warnings allowed, unless --deny-warnings).",
+            Some(
+                "A catalog or inventory has an error, or a warning under --deny-warnings. A catalog that is not valid TOML, YAML or JSON is a lint error too.",
+            ),
+        ),
+        "llmgw-engine-check" => (
+            "Every engine checked was found and answered its version command.",
+            Some(
+                "An engine named on the command line is missing, or an engine that was found failed its check, was killed by a signal or timed out.",
+            ),
+        ),
+        "llmgw-capacity" => (
+            "A number of added nodes up to --max places every replica (0 when nothing needs adding).",
+            Some(
+                "Even --max added nodes leave a replica unplaced, or no added node could hold any profile of the replicas left unplaced.",
+            ),
+        ),
+        "llmgw-diff" => (
+            "No placement differs between the two plans.",
+            Some("Some replica moved, was placed, unplaced or removed."),
+        ),
+        "llmgw-nodes" => ("The nodes were listed.", None),
+        "llmgw-discover" => ("The node was described (warnings, such as no GPUs found, do not change this).", None),
+        "llmgw-inventory-merge" => ("The inventory was written.", None),
+        "llmgw-inventory-synth" => ("The fleet was written.", None),
+        "llmgw-inventory-import-kubernetes" | "llmgw-inventory-import-slurm" | "llmgw-inventory-import" => {
+            ("The inventory was written (warnings do not change this).", None)
+        }
+        "llmgw-render-kubernetes" | "llmgw-render-slurm" | "llmgw-render" => {
+            ("What runs the placements of the plan was written.", None)
+        }
+        "llmgw-completions" | "llmgw-man" => ("Written.", None),
+        "llmgw-inventory" => ("Success.", None),
+        _ => (
+            "Success.",
+            Some(
+                "The command ran and the answer is no: a replica left unplaced, a lint error, a named engine missing, \
+                  an engine that was found failing its check or timing out, plans that differ, a capacity that --max \
+                  cannot reach.",
+            ),
+        ),
+    };
+    let mut out = vec![("0", ok)];
+    out.extend(no.map(|no| ("1", no)));
+    out.push(("2", BAD_INPUT));
+    out
+}
+
 const KUBE_IMPORT: (&str, &str) = (
     "The fleet as the cluster sees it, with the GPUs its pods hold:",
     "kubectl get nodes -o json > nodes.json; kubectl get pods -A -o json > pods.json; \
@@ -116,14 +178,9 @@ fn with_sections(page: &str, rendered: Vec<u8>) -> Vec<u8> {
         let _ = write!(out, ".TP\n\\fB{}\\fR\n{}\n", roff(term), roff(text));
     };
     extra.push_str(".SH \"EXIT STATUS\"\n");
-    item(&mut extra, "0", "Success.");
-    item(
-        &mut extra,
-        "1",
-        "The command ran and the answer is no: a replica left unplaced, a lint error, a named engine missing, \
-         an engine that was found failing its check or timing out.",
-    );
-    item(&mut extra, "2", "The input could not be used: an unreadable or invalid file, a bad flag or value.");
+    for (code, text) in exit_status(page) {
+        item(&mut extra, code, text);
+    }
     extra.push_str(".SH ENVIRONMENT\n");
     item(&mut extra, "NO_COLOR", "When set and not empty, no colour (under --color auto).");
     item(&mut extra, "CLICOLOR_FORCE", "When set and not 0, colour even when not writing to a terminal.");

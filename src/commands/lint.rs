@@ -18,7 +18,10 @@ pub fn run(a: &cli::LintArgs) -> Outcome {
             LintFormat::Json => "json",
             LintFormat::Github => "github",
         });
-        match (output::report_is_json(a.output.as_deref(), name)?, a.format) {
+        match (
+            output::report_is_json(a.output.as_deref(), name, "lint writes human text, JSON or GitHub annotations")?,
+            a.format,
+        ) {
             (true, _) => LintFormat::Json,
             (false, Some(f)) => f,
             (false, None) => LintFormat::Human,

@@ -45,13 +45,26 @@ pub fn dispatch(command: Command) -> Outcome {
     }
 }
 
-/// Human or JSON, from `--format` and the name `-o` gives.
-fn report_format(path: Option<&Path>, flag: Option<OutputFormat>) -> Result<OutputFormat, Diag> {
+/// Human or JSON, from `--format` and the name `-o` gives; `command` names
+/// the command in the error for a name that says neither.
+fn report_format(command: &str, path: Option<&Path>, flag: Option<OutputFormat>) -> Result<OutputFormat, Diag> {
     let name = flag.map(|f| if f == OutputFormat::Json { "json" } else { "human" });
-    Ok(if output::report_is_json(path, name)? { OutputFormat::Json } else { OutputFormat::Human })
+    let writes = format!("{command} writes human text or JSON");
+    Ok(if output::report_is_json(path, name, &writes)? { OutputFormat::Json } else { OutputFormat::Human })
 }
 
 /// The fleet: the inventory files given, or this machine discovered live.
+/// As `fleet_inventory`, with the sha256 of the inventory's bytes (of the
+/// discovered node as TOML, when discovered live).
+fn fleet_inventory_with_digest(flag: &cli::InventoryFlag) -> Result<(Inventory, String), crate::Failure> {
+    if flag.inventory.is_empty() {
+        let inv = fleet_inventory(flag)?;
+        let text = crate::output::render_inventory(&inv, crate::doc::Format::Toml).unwrap_or_default();
+        return Ok((inv, load::digest(&[&crate::diag::source("discovered.toml", text)])));
+    }
+    Ok(load::inventories_with_digest(&flag.inventory)?)
+}
+
 fn fleet_inventory(flag: &cli::InventoryFlag) -> Result<Inventory, crate::Failure> {
     if flag.inventory.is_empty() {
         let (node, warnings) = crate::discovery::discover(&crate::discovery::Machine::local()?);

@@ -9,7 +9,7 @@ use crate::report;
 use crate::{Exit, Outcome};
 
 pub fn run(a: &cli::NodesArgs) -> Outcome {
-    let format = report_format(a.output.as_deref(), a.format)?;
+    let format = report_format("nodes", a.output.as_deref(), a.format)?;
     let mut out = Sink::open(a.output.as_deref())?;
     let selector = selector(&a.selector)?;
     let inv = fleet_inventory(&a.inventory)?;

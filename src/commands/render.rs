@@ -1,68 +1,152 @@
-//! `render`: what runs a plan where it was placed.
+//! `render`: what runs a plan where it was placed, checked against the
+//! inventory first; and `--stop`: what to stop when a new plan replaces it.
 
 use std::io::Write;
 
 use crate::cli;
 use crate::diag::{Code, Diag};
 use crate::output::{self, Sink};
+use crate::plan::Plan;
+use crate::render::out::{self, File, Target};
+use crate::render::{self, Endpoint, Resolved};
 use crate::{Exit, Outcome, load};
 
-/// `render kubernetes`: one YAML stream, or one file per replica under `-o DIR`.
-pub fn kubernetes(a: &cli::RenderArgs) -> Outcome {
-    let plan = crate::kubernetes::render::read_plan(&load::read(&a.plan)?)?;
-    let catalog = load::catalog(&a.catalog)?;
-    let inv = load::inventories(&a.inventory)?;
-    let objects = crate::kubernetes::render::render(&plan, &catalog, &inv)?;
-    let yaml = |o: &crate::kubernetes::render::Object| {
-        o.yaml().map_err(|e| Diag::error(Code::Io, format!("cannot write {}: {e}", o.name())))
+/// The plan, catalog and inventory every render starts from.
+struct Inputs {
+    plan: Plan,
+    catalog: crate::catalog::Catalog,
+    inventory: crate::inventory::Inventory,
+}
+
+fn inputs(a: &cli::RenderArgs) -> Result<Inputs, crate::Failure> {
+    let (Some(plan), Some(catalog)) = (&a.plan, &a.catalog) else {
+        return Err(Diag::error(Code::BadArgument, "render needs a PLAN, --catalog and --inventory").into());
     };
-    match &a.output {
-        None => {
-            let mut out = Sink::open(None)?;
-            for o in &objects {
-                out.write_all(b"---\n")?;
-                out.write_all(yaml(o)?.as_bytes())?;
-            }
-            out.finish()?;
-        }
-        Some(dir) => {
-            create_dir(dir)?;
-            for o in &objects {
-                output::write_file(&dir.join(format!("{}.yaml", o.name())), yaml(o)?.as_bytes())?;
-            }
-        }
+    let plan = crate::plan::read(&load::read(plan)?)?;
+    let catalog = load::catalog(catalog)?;
+    let inventory = load::inventories(&a.inventory)?;
+    Ok(Inputs { plan, catalog, inventory })
+}
+
+fn stop_plans(stop: &[std::path::PathBuf]) -> Result<(Plan, Plan), crate::Failure> {
+    let mut errors = Vec::new();
+    let old =
+        load::read(&stop[0]).map_err(|d| vec![d]).and_then(|s| crate::plan::read(&s)).map_err(|d| errors.extend(d));
+    let new =
+        load::read(&stop[1]).map_err(|d| vec![d]).and_then(|s| crate::plan::read(&s)).map_err(|d| errors.extend(d));
+    match (old, new) {
+        (Ok(o), Ok(n)) => Ok((o, n)),
+        _ => Err(errors.into()),
     }
-    Ok(Exit::Success)
+}
+
+/// `render kubernetes`: one YAML stream, or one file per object under `-o DIR`.
+pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
+    use crate::kubernetes::render as k8s;
+    let settings =
+        k8s::Settings { namespace: a.namespace.clone(), rdma: a.rdma_resource.as_deref().map(rdma).transpose()? };
+    if let Some(stop) = &a.common.stop {
+        let (old, new) = stop_plans(stop)?;
+        let lines = k8s::stop_lines(&old, &crate::plan::stopped(&old, &new), settings.namespace.as_deref());
+        return print(&lines);
+    }
+    let target = out::target(a.common.output.as_deref())?;
+    let inp = inputs(&a.common)?;
+    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory)?;
+    crate::report::diagnostics::eprint(&resolved.warnings);
+    let r = k8s::render(&resolved, &settings);
+    crate::report::diagnostics::eprint(&r.warnings);
+    let keep = kept(&resolved, |names| k8s::workload_names(names).into_iter().map(|n| format!("{n}.yaml")).collect());
+    finish(&target, || r.stream(), || r.files(), &keep, &r.endpoints, a.common.endpoints.as_deref())
 }
 
 /// `render slurm`: the scripts one after another, or one file each under `-o DIR`.
-pub fn slurm(a: &cli::RenderArgs) -> Outcome {
-    let plan = crate::kubernetes::render::read_plan(&load::read(&a.plan)?)?;
-    let catalog = load::catalog(&a.catalog)?;
-    let inv = load::inventories(&a.inventory)?;
-    let scripts = crate::slurm::render::render(&plan, &catalog, &inv)?;
-    match &a.output {
-        None => {
-            let mut out = Sink::open(None)?;
-            for (i, s) in scripts.iter().enumerate() {
-                if i > 0 {
-                    out.write_all(b"\n")?;
-                }
-                out.write_all(s.text.as_bytes())?;
-            }
-            out.finish()?;
-        }
-        Some(dir) => {
-            create_dir(dir)?;
-            for s in &scripts {
-                output::write_file(&dir.join(&s.name), s.text.as_bytes())?;
-            }
-        }
+pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
+    use crate::slurm::render as sl;
+    if let Some(stop) = &a.common.stop {
+        let (old, new) = stop_plans(stop)?;
+        return print(&sl::stop_lines(&old, &crate::plan::stopped(&old, &new)));
     }
+    let settings = sl::Settings {
+        log_dir: a.log_dir.clone(),
+        partition: a.partition.clone(),
+        account: a.account.clone(),
+        qos: a.qos.clone(),
+        time: a.time.clone(),
+        pyxis: a.container == Some(cli::ContainerRuntime::Pyxis),
+    };
+    let target = out::target(a.common.output.as_deref())?;
+    let inp = inputs(&a.common)?;
+    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory)?;
+    crate::report::diagnostics::eprint(&resolved.warnings);
+    let r = sl::render(&resolved, &settings)?;
+    crate::report::diagnostics::eprint(&r.warnings);
+    let keep = kept(&resolved, |names| sl::job_names(names).into_iter().map(|n| format!("{n}.sbatch")).collect());
+    let stream = || {
+        let texts: Vec<&str> = r.scripts.iter().map(|s| s.text.as_str()).collect();
+        Ok(texts.join("\n"))
+    };
+    let files = || Ok(r.scripts.iter().map(|s| File { name: s.name.clone(), text: s.text.clone() }).collect());
+    finish(&target, stream, files, &keep, &r.endpoints, a.common.endpoints.as_deref())
+}
+
+/// The file names of running replicas that were not rendered: their files
+/// stay as they are.
+fn kept(r: &Resolved<'_>, names: impl Fn(&[&crate::plan::Entry]) -> Vec<String>) -> Vec<String> {
+    let all: Vec<&crate::plan::Entry> = r.plan.entries.iter().collect();
+    let named = names(&all);
+    all.iter().zip(named).filter(|(e, _)| r.skipped.iter().any(|s| std::ptr::eq(*s, **e))).map(|(_, n)| n).collect()
+}
+
+fn finish(
+    target: &Target,
+    stream: impl FnOnce() -> Result<String, Diag>,
+    files: impl FnOnce() -> Result<Vec<File>, Diag>,
+    keep: &[String],
+    endpoints: &[Endpoint<'_>],
+    endpoints_file: Option<&std::path::Path>,
+) -> Outcome {
+    // Everything is rendered before anything is written.
+    let (text, files) = match target {
+        Target::Stdout => (Some(stream()?), None),
+        Target::Dir(_) => (None, Some(files()?)),
+    };
+    if let Some(path) = endpoints_file {
+        output::write_file(path, render::endpoints_json(endpoints).as_bytes())?;
+    }
+    match (target, text, files) {
+        (Target::Dir(dir), _, Some(files)) => {
+            let removed = out::write_dir(dir, &files, keep)?;
+            for name in removed {
+                eprintln!(
+                    "removed {} (no longer in the plan)",
+                    crate::term::escape(&dir.join(name).display().to_string())
+                );
+            }
+            Ok(Exit::Success)
+        }
+        (_, Some(text), _) => print(&text),
+        _ => Ok(Exit::Success),
+    }
+}
+
+fn print(text: &str) -> Outcome {
+    let mut out = Sink::open(None)?;
+    out.write_all(text.as_bytes())?;
+    out.finish()?;
     Ok(Exit::Success)
 }
 
-fn create_dir(dir: &std::path::Path) -> Result<(), Diag> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Diag::error(Code::Io, format!("cannot create {}: {e}", dir.display())).help("nothing was written"))
+/// `--rdma-resource NAME[=COUNT]`.
+fn rdma(v: &str) -> Result<(String, u32), Diag> {
+    let bad = || {
+        Diag::error(Code::BadArgument, format!("--rdma-resource {}: not NAME or NAME=COUNT", crate::term::escape(v)))
+            .help("the resource name your RDMA device plugin advertises, e.g. rdma/ib or rdma/ib=1")
+    };
+    let (name, count) = match v.split_once('=') {
+        Some((n, c)) => (n, c.parse::<u32>().ok().filter(|&c| c > 0).ok_or_else(bad)?),
+        None => (v, 1),
+    };
+    let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/'));
+    if ok { Ok((name.to_string(), count)) } else { Err(bad()) }
 }

@@ -77,16 +77,11 @@ pub struct Seams {
     pub probe_timeout: Option<f64>,
 }
 
+/// Free (for an unprivileged user) and total bytes of the file system
+/// holding `path`.
 pub fn statvfs(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid NUL-terminated path and `s` a valid out-pointer.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
-        return None;
-    }
-    let frsize = s.f_frsize as u64;
-    Some((s.f_bavail as u64 * frsize, s.f_blocks as u64 * frsize))
+    let s = rustix::fs::statvfs(path).ok()?;
+    Some((s.f_bavail.saturating_mul(s.f_frsize), s.f_blocks.saturating_mul(s.f_frsize)))
 }
 
 /// Inspects the machine. Problems that do not stop discovery (no NVML, an

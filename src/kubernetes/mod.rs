@@ -4,6 +4,7 @@
 
 mod gpus;
 pub mod labels;
+pub mod lws;
 mod pods;
 pub mod quantity;
 pub mod render;

@@ -1,96 +1,61 @@
-//! Kubernetes as the runtime of a plan: a Deployment pinned to its node
-//! for each single-node replica, a LeaderWorkerSet confined to its planned
-//! nodes for each multi-node one. See docs/kubernetes.md for the engines'
-//! commands and images, and where they come from.
+//! Kubernetes as the runtime of a plan: a Deployment pinned to its node for
+//! each single-node replica, a LeaderWorkerSet confined to its planned
+//! nodes for each multi-node one, and a Service per model in front of the
+//! pods that serve. See docs/kubernetes.md and docs/serving.md.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, EnvVar, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
-    PodAffinityTerm, PodAntiAffinity, PodSpec, PodTemplateSpec, ResourceRequirements,
+    Affinity, Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource, HTTPGetAction,
+    HostPathVolumeSource, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, ObjectFieldSelector,
+    PodAffinityTerm, PodAntiAffinity, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, SecretKeySelector,
+    SecurityContext, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use serde::{Deserialize, Serialize};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::labels::safe;
-use crate::catalog::{Catalog, Model, Profile};
-use crate::diag::{Code, Diag, Source};
-use crate::doc::Span;
-use crate::inventory::Inventory;
+use super::lws::{LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate, WORKER_INDEX_LABEL};
+use crate::diag::{Code, Diag};
+use crate::launch::{self, Platform, Ports, Role, Spec, Weights, default_image};
+use crate::plan::{Entry, Plan};
+use crate::render::names::{self, Want, label_value};
+use crate::render::out::{File, HEADER};
+use crate::render::{Endpoint, Job, Resolved};
 
-/// One placed replica as the plan gives it.
-#[derive(Deserialize)]
-pub struct Placed {
-    pub model: String,
-    pub replica: u32,
-    pub profile: String,
-    pub nodes: Vec<At>,
-}
-
-#[derive(Deserialize)]
-pub struct At {
-    pub node: String,
-    #[serde(default)]
-    pub gpus: Vec<u32>,
-    #[serde(default)]
-    pub mig_devices: Vec<u32>,
-    #[serde(default)]
-    pub hcas: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct PlanFile {
-    placements: Vec<Placed>,
-}
-
-/// The placements of a plan (`place --format json`, any rejection form).
-pub fn read_plan(src: &Source) -> Result<Vec<Placed>, Diag> {
-    serde_json::from_str::<PlanFile>(src.text()).map(|p| p.placements).map_err(|e| {
-        let at = crate::source::offset_of(src.text(), e.line(), e.column());
-        Diag::error(Code::Syntax, format!("{} is not a plan: {e}", src.name()))
-            .at(src, Span::new(at, at), "here")
-            .help("give the JSON that `llmgw place --format json` prints")
-    })
-}
-
-/// `leaderworkerset.x-k8s.io/v1` LeaderWorkerSet, the fields llmgw writes.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct LeaderWorkerSet {
-    pub api_version: String,
-    pub kind: String,
-    pub metadata: ObjectMeta,
-    pub spec: LeaderWorkerSetSpec,
-}
-
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct LeaderWorkerSetSpec {
-    pub replicas: i32,
-    pub leader_worker_template: LeaderWorkerTemplate,
-}
-
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct LeaderWorkerTemplate {
-    pub size: i32,
-    pub leader_template: PodTemplateSpec,
-    pub worker_template: PodTemplateSpec,
+/// What `render kubernetes` is told besides the plan.
+#[derive(Default)]
+pub struct Settings {
+    pub namespace: Option<String>,
+    /// `--rdma-resource NAME[=COUNT]`: the RDMA device a multi-node pod
+    /// asks for, so NCCL can use InfiniBand.
+    pub rdma: Option<(String, u32)>,
 }
 
 /// A rendered object, in plan order.
 pub enum Object {
     Deployment(Box<Deployment>),
     LeaderWorkerSet(Box<LeaderWorkerSet>),
+    Service(Box<Service>),
 }
 
 impl Object {
     pub fn name(&self) -> &str {
+        let meta = match self {
+            Object::Deployment(d) => &d.metadata,
+            Object::LeaderWorkerSet(l) => &l.metadata,
+            Object::Service(s) => &s.metadata,
+        };
+        meta.name.as_deref().unwrap_or_default()
+    }
+
+    /// Its file under `-o DIR`.
+    pub fn file_name(&self) -> String {
         match self {
-            Object::Deployment(d) => d.metadata.name.as_deref().unwrap_or_default(),
-            Object::LeaderWorkerSet(l) => l.metadata.name.as_deref().unwrap_or_default(),
+            Object::Service(_) => format!("service-{}.yaml", self.name()),
+            _ => format!("{}.yaml", self.name()),
         }
     }
 
@@ -98,320 +63,502 @@ impl Object {
         match self {
             Object::Deployment(d) => serde_saphyr::to_string(d),
             Object::LeaderWorkerSet(l) => serde_saphyr::to_string(l),
+            Object::Service(s) => serde_saphyr::to_string(s),
         }
         .map_err(|e| e.to_string())
     }
 }
 
-/// The default image per engine, when the profile names none.
-pub fn default_image(engine: &str, gpu: bool) -> &'static str {
-    match engine {
-        "vllm" => "vllm/vllm-openai:v0.6.3",
-        "sglang" => "lmsysorg/sglang:v0.4.1-cu124",
-        "llama.cpp" if gpu => "ghcr.io/ggml-org/llama.cpp:server-cuda",
-        "llama.cpp" => "ghcr.io/ggml-org/llama.cpp:server",
-        "tgi" => "ghcr.io/huggingface/text-generation-inference:2.4.0",
-        "trtllm" => "nvcr.io/nvidia/tensorrt-llm/release:0.15.0",
-        _ => "ollama/ollama:0.5.4",
-    }
+/// What render writes: the objects, their endpoints, and what to warn of.
+pub struct Rendered<'a> {
+    pub objects: Vec<Object>,
+    pub endpoints: Vec<Endpoint<'a>>,
+    pub warnings: Vec<Diag>,
 }
 
-/// Where a multi-node replica's processes learn the leader's address and
-/// their own rank: LeaderWorkerSet's variables, or Slurm's.
-pub struct Launch {
-    pub leader_address: &'static str,
-    pub rank: &'static str,
-}
-
-pub const LWS: Launch = Launch { leader_address: "$LWS_LEADER_ADDRESS", rank: "$LWS_WORKER_INDEX" };
-
-/// The engine's serve command for one node of the replica, as a shell line.
-/// Multi-node vLLM runs a Ray cluster across the group's nodes, SGLang its
-/// own distributed launch; `launch` gives each node the leader's address
-/// and its index.
-pub fn serve(p: &Profile, source: &str, nodes: u32, leader: bool, launch: &Launch) -> String {
-    let tp = p.gpus_per_node.max(1);
-    let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
-    let extra: String = p.serving.args.iter().map(|a| format!(" {}", q(a))).collect();
-    let m = q(source);
-    let (addr, rank) = (launch.leader_address, launch.rank);
-    match p.engine.name {
-        "vllm" if nodes > 1 && !leader => format!("ray start --address={addr}:6379 --block"),
-        "vllm" if nodes > 1 => format!(
-            "ray start --head --port=6379 && vllm serve {m} --tensor-parallel-size {tp} --pipeline-parallel-size {nodes}{extra}"
-        ),
-        "vllm" => format!("vllm serve {m} --tensor-parallel-size {tp}{extra}"),
-        "sglang" if nodes > 1 => format!(
-            "python3 -m sglang.launch_server --model-path {m} --tp {} --nnodes {nodes} --node-rank {rank} --dist-init-addr {addr}:20000{extra}",
-            tp * nodes
-        ),
-        "sglang" => format!("python3 -m sglang.launch_server --model-path {m} --tp {tp}{extra}"),
-        "llama.cpp" if p.cpu_only() => format!("llama-server -m {m}{extra}"),
-        "llama.cpp" => format!("llama-server -m {m} --n-gpu-layers 999{extra}"),
-        "tgi" => format!("text-generation-launcher --model-id {m} --num-shard {tp}{extra}"),
-        "trtllm" => format!("trtllm-serve {m} --tp_size {tp}{extra}"),
-        _ => format!("ollama serve{extra}"),
-    }
-}
-
-/// A DNS-1123 label from model and replica: `llmgw-llama-3-1-70b-r0`.
-fn dns_name(model: &str, replica: u32) -> String {
-    let mut s: String = format!("llmgw-{model}")
-        .to_ascii_lowercase()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    while s.contains("--") {
-        s = s.replace("--", "-");
-    }
-    let suffix = format!("-r{replica}");
-    s.truncate(63 - suffix.len());
-    format!("{}{suffix}", s.trim_end_matches('-'))
-}
-
-/// FNV-1a, for the short hash that keeps two sanitised names apart.
-fn short_hash(s: &str) -> String {
-    let h = s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
-    format!("{:06x}", h & 0xff_ffff)
-}
-
-/// Each placement of a plan with its model and profile from the catalog;
-/// errors for what the catalog or the inventory lacks.
-pub fn resolve<'a>(
-    plan: &'a [Placed],
-    cat: &'a Catalog,
-    inv: &Inventory,
-) -> Result<Vec<(&'a Placed, &'a Model, &'a Profile)>, Vec<Diag>> {
-    let mut errors = Vec::new();
-    let mut out = Vec::with_capacity(plan.len());
-    for p in plan {
-        let Some(model) = cat.models.iter().find(|m| m.name == p.model) else {
-            errors.push(
-                Diag::error(Code::UnknownModel, format!("the plan places `{}`, which the catalog has not", p.model))
-                    .help("give the catalog the plan was made from"),
-            );
-            continue;
-        };
-        let Some(prof) = model.profiles.iter().find(|x| x.name == p.profile) else {
-            errors.push(
-                Diag::error(
-                    Code::UnknownModel,
-                    format!("the plan uses profile `{}` of `{}`, which the catalog has not", p.profile, p.model),
-                )
-                .help("give the catalog the plan was made from"),
-            );
-            continue;
-        };
-        if p.nodes.is_empty() {
-            errors.push(
-                Diag::error(
-                    Code::MissingField,
-                    format!("the plan places `{}` replica {} on no node", p.model, p.replica),
-                )
-                .help("give the JSON that `llmgw place --format json` prints"),
-            );
-            continue;
+impl Rendered<'_> {
+    /// One YAML stream, or one file per object.
+    pub fn stream(&self) -> Result<String, Diag> {
+        let mut s = format!("{HEADER} kubernetes.\n");
+        for o in &self.objects {
+            s.push_str("---\n");
+            s.push_str(&yaml(o)?);
         }
-        if let Some(at) = p.nodes.iter().find(|a| !inv.nodes.iter().any(|n| n.id == a.node)) {
-            errors.push(
-                Diag::error(
-                    Code::UnknownModel,
-                    format!("the plan places `{}` on `{}`, which the inventory has not", p.model, at.node),
-                )
-                .help("give the inventory the plan was made on"),
-            );
-            continue;
-        }
-        out.push((p, model, prof));
+        Ok(s)
     }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+
+    pub fn files(&self) -> Result<Vec<File>, Diag> {
+        self.objects
+            .iter()
+            .map(|o| {
+                let text = format!(
+                    "{HEADER} kubernetes; the next render into this folder replaces or removes it.\n{}",
+                    yaml(o)?
+                );
+                Ok(File { name: o.file_name(), text })
+            })
+            .collect()
+    }
 }
 
-/// The objects that run a plan where it was placed.
-pub fn render(plan: &[Placed], cat: &Catalog, inv: &Inventory) -> Result<Vec<Object>, Vec<Diag>> {
-    let mut names: BTreeMap<String, usize> = BTreeMap::new();
-    for p in plan {
-        *names.entry(dns_name(&p.model, p.replica)).or_default() += 1;
-    }
-    let resolved = resolve(plan, cat, inv)?;
-    let mut out = Vec::with_capacity(resolved.len());
-    for (p, model, prof) in resolved {
-        let mut name = dns_name(&p.model, p.replica);
-        if names[&name] > 1 {
-            // Sanitising made two names equal: keep them apart.
-            let hash = short_hash(&format!("{}/{}", p.model, p.replica));
-            name = format!("{}-{hash}", &name[..name.len().min(63 - 7)]);
-        }
-        out.push(object(p, prof, model.source.as_deref(), inv, name));
-    }
-    Ok(out)
+fn yaml(o: &Object) -> Result<String, Diag> {
+    o.yaml().map_err(|e| Diag::error(Code::Io, format!("cannot write {}: {e}", o.name())))
 }
 
-fn object(p: &Placed, prof: &Profile, model_source: Option<&str>, inv: &Inventory, name: String) -> Object {
-    let source = prof.source.as_deref().or(model_source).unwrap_or(&p.model);
-    let labels: BTreeMap<String, String> =
-        [("llmgw.io/model".to_string(), safe(&p.model)), ("llmgw.io/replica".to_string(), p.replica.to_string())]
-            .into();
-    let mut annotations: BTreeMap<String, String> = BTreeMap::new();
-    // The exact model name, which a label may not be able to hold.
-    annotations.insert("llmgw.io/model".into(), p.model.clone());
-    let gpus: Vec<String> = p
-        .nodes
+/// The platform's view of a multi-node group: LWS gives every pod the
+/// leader's address; its index comes from its pod label (below).
+const LWS: Platform = Platform { leader: "LWS_LEADER_ADDRESS", rank: "LLMGW_NODE_RANK" };
+
+/// Where weights fetched from the hub are kept on the node, across restarts.
+const HF_CACHE: &str = "/var/cache/llmgw/huggingface";
+
+/// The workload names of a plan's replicas (Deployments up to 63
+/// characters, LeaderWorkerSets up to 45: their StatefulSets' pod names
+/// and revision labels append to it), the same for render and `--stop`.
+pub fn workload_names(entries: &[&Entry]) -> Vec<String> {
+    let wants: Vec<Want> = entries
         .iter()
-        .filter(|a| !a.gpus.is_empty())
-        .map(|a| format!("{}={}", a.node, crate::report::join(&a.gpus)))
+        .map(|e| Want {
+            identity: format!("{}/{}", e.model, e.replica),
+            head: names::dns(&format!("llmgw-{}", e.model)),
+            suffix: format!("-r{}", e.replica),
+            max: if e.nodes.len() > 1 { 45 } else { 63 },
+        })
         .collect();
-    if !gpus.is_empty() {
-        annotations.insert("llmgw.io/gpus".into(), gpus.join(";"));
+    names::unique(&wants)
+}
+
+/// Label values of the models, kept apart where sanitising makes two alike.
+fn model_labels<'m>(models: &[&'m str]) -> BTreeMap<&'m str, String> {
+    let wants: Vec<Want> = models
+        .iter()
+        .map(|m| {
+            let v = label_value(m);
+            Want {
+                identity: (*m).to_string(),
+                head: if v.is_empty() { "model".into() } else { v },
+                suffix: String::new(),
+                max: 63,
+            }
+        })
+        .collect();
+    models.iter().copied().zip(names::unique(&wants)).collect()
+}
+
+/// The objects that run a resolved plan where it was placed.
+pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
+    let names = crate::render::names_of(r, workload_names);
+    let mut models: Vec<&str> = Vec::new();
+    for j in &r.jobs {
+        if !models.contains(&j.entry.model.as_str()) {
+            models.push(&j.entry.model);
+        }
     }
-    let mig = p.nodes.first().filter(|a| !a.mig_devices.is_empty());
-    if let Some(a) = mig {
-        annotations.insert("llmgw.io/mig-devices".into(), format!("{}={}:{}", a.node, a.gpus[0], a.mig_devices[0]));
+    let labels = model_labels(&models);
+    let service_names = names::unique(
+        &models
+            .iter()
+            .map(|m| Want {
+                identity: (*m).to_string(),
+                head: names::dns(&format!("llmgw-{m}")),
+                suffix: String::new(),
+                max: 63,
+            })
+            .collect::<Vec<_>>(),
+    );
+    let mut out = Rendered { objects: Vec::new(), endpoints: Vec::new(), warnings: Vec::new() };
+    let mut no_rdma = Vec::new();
+    for (j, name) in r.jobs.iter().zip(names) {
+        let ctx = Ctx { job: j, name, model_label: &labels[j.entry.model.as_str()], settings: s };
+        if j.nodes.len() > 1 && !launch::hcas(&j.entry.nodes).is_empty() && s.rdma.is_none() {
+            no_rdma.push(format!("{} r{}", j.entry.model, j.entry.replica));
+        }
+        out.objects.push(ctx.object());
     }
-    let meta = |labels: &BTreeMap<String, String>| ObjectMeta {
-        labels: Some(labels.clone()),
-        annotations: Some(annotations.clone()),
-        ..ObjectMeta::default()
-    };
-    let limits = limits(p, prof, inv);
-    let env = env(p, prof);
-    let nodes = p.nodes.len() as u32;
-    let container = |leader: bool| Container {
-        name: safe(prof.engine.name).replace('.', "-"),
-        image: Some(
-            prof.serving.image.clone().unwrap_or_else(|| default_image(prof.engine.name, !prof.cpu_only()).to_string()),
-        ),
-        command: Some(vec!["sh".into(), "-c".into(), serve(prof, source, nodes, leader, &LWS)]),
-        env: (!env.is_empty()).then(|| env.clone()),
-        resources: (!limits.is_empty())
-            .then(|| ResourceRequirements { limits: Some(limits.clone()), ..ResourceRequirements::default() }),
-        ..Container::default()
-    };
-    if nodes <= 1 {
-        let spec = PodSpec {
-            node_selector: Some([("kubernetes.io/hostname".to_string(), p.nodes[0].node.clone())].into()),
-            containers: vec![container(true)],
-            ..PodSpec::default()
+    for (m, svc) in models.iter().zip(service_names) {
+        let first = r.jobs.iter().find(|j| j.entry.model == *m).map_or(80, |j| Ports::defaults(j.profile).http);
+        let url = match &s.namespace {
+            Some(ns) => format!("http://{svc}.{ns}.svc:{first}"),
+            None => format!("http://{svc}:{first}"),
         };
-        return Object::Deployment(Box::new(Deployment {
-            metadata: ObjectMeta { name: Some(name), ..meta(&labels) },
-            spec: Some(DeploymentSpec {
-                replicas: Some(1),
-                selector: LabelSelector { match_labels: Some(labels.clone()), ..LabelSelector::default() },
-                template: PodTemplateSpec { metadata: Some(meta(&labels)), spec: Some(spec) },
-                ..DeploymentSpec::default()
-            }),
-            ..Deployment::default()
-        }));
+        for j in r.jobs.iter().filter(|j| j.entry.model == *m) {
+            out.endpoints.push(Endpoint { model: &j.entry.model, replica: j.entry.replica, url: url.clone() });
+        }
+        out.objects.push(service(m, &labels[m], svc, first, s));
     }
-    let affinity = affinity(p, &labels);
-    let template = |leader: bool| PodTemplateSpec {
-        metadata: Some(meta(&labels)),
-        spec: Some(PodSpec {
-            affinity: Some(affinity.clone()),
-            containers: vec![container(leader)],
-            ..PodSpec::default()
-        }),
-    };
-    Object::LeaderWorkerSet(Box::new(LeaderWorkerSet {
-        api_version: "leaderworkerset.x-k8s.io/v1".into(),
-        kind: "LeaderWorkerSet".into(),
-        metadata: ObjectMeta { name: Some(name), ..meta(&labels) },
-        spec: LeaderWorkerSetSpec {
-            replicas: 1,
-            leader_worker_template: LeaderWorkerTemplate {
-                size: nodes as i32,
-                leader_template: template(true),
-                worker_template: template(false),
+    if !no_rdma.is_empty() {
+        out.warnings.push(
+            Diag::warning(
+                Code::NoRdma,
+                format!(
+                    "{}: multi-node pods get no RDMA device and no NCCL_IB_HCA, so NCCL falls back to TCP between them",
+                    crate::report::shorten(&no_rdma.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                ),
+            )
+            .help("give --rdma-resource with the name your cluster's RDMA device plugin advertises (e.g. rdma/ib)"),
+        );
+    }
+    out.endpoints.sort_by(|a, b| (a.model, a.replica).cmp(&(b.model, b.replica)));
+    out
+}
+
+/// `kubectl delete` lines for what NEW stops running of OLD.
+pub fn stop_lines(old: &Plan, stopped: &[&Entry], namespace: Option<&str>) -> String {
+    let all: Vec<&Entry> = old.entries.iter().collect();
+    let names = workload_names(&all);
+    let ns = namespace.map(|n| format!(" -n {}", launch::quote(n))).unwrap_or_default();
+    let mut out = String::new();
+    for (e, name) in all.iter().zip(names) {
+        if stopped.iter().any(|s| std::ptr::eq(*s, *e)) {
+            let kind = if e.nodes.len() > 1 { "leaderworkerset" } else { "deployment" };
+            let _ = writeln!(out, "kubectl delete {kind}/{name}{ns}");
+        }
+    }
+    out
+}
+
+/// One job and what its objects share.
+struct Ctx<'j, 'a> {
+    job: &'j Job<'a>,
+    name: String,
+    model_label: &'j str,
+    settings: &'j Settings,
+}
+
+impl Ctx<'_, '_> {
+    fn entry(&self) -> &Entry {
+        self.job.entry
+    }
+
+    fn labels(&self) -> BTreeMap<String, String> {
+        let e = self.entry();
+        [
+            ("app.kubernetes.io/managed-by", "llmgw".to_string()),
+            ("app.kubernetes.io/name", self.model_label.to_string()),
+            ("llmgw.io/model", self.model_label.to_string()),
+            ("llmgw.io/replica", e.replica.to_string()),
+            ("llmgw.io/profile", label_value(&self.job.profile.name)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
+    fn annotations(&self) -> BTreeMap<String, String> {
+        let e = self.entry();
+        let mut a = BTreeMap::new();
+        // The exact names, which a label value may not be able to hold.
+        a.insert("llmgw.io/model".to_string(), e.model.clone());
+        a.insert("llmgw.io/profile".to_string(), self.job.profile.name.clone());
+        let gpus: Vec<String> = e
+            .nodes
+            .iter()
+            .filter(|a| !a.gpus.is_empty())
+            .map(|a| format!("{}={}", a.node, crate::report::join(&a.gpus)))
+            .collect();
+        if !gpus.is_empty() {
+            a.insert("llmgw.io/gpus".to_string(), gpus.join(";"));
+        }
+        if let Some(at) = e.nodes.first().filter(|a| !a.mig_devices.is_empty() && !a.gpus.is_empty()) {
+            a.insert("llmgw.io/mig-devices".to_string(), format!("{}={}:{}", at.node, at.gpus[0], at.mig_devices[0]));
+        }
+        a
+    }
+
+    fn meta(&self, name: Option<String>, extra: &[(&str, &str)]) -> ObjectMeta {
+        let mut labels = self.labels();
+        for (k, v) in extra {
+            labels.insert((*k).to_string(), (*v).to_string());
+        }
+        ObjectMeta {
+            name,
+            namespace: self.settings.namespace.clone(),
+            labels: Some(labels),
+            annotations: Some(self.annotations()),
+            ..ObjectMeta::default()
+        }
+    }
+
+    fn object(&self) -> Object {
+        let e = self.entry();
+        let serves = [("llmgw.io/serves", "true")];
+        if e.nodes.len() <= 1 {
+            let template = PodTemplateSpec {
+                metadata: Some(ObjectMeta { namespace: None, ..self.meta(None, &serves) }),
+                spec: Some(self.pod(Role::Single, &[&e.nodes[0].node])),
+            };
+            let selector: BTreeMap<String, String> =
+                self.labels().into_iter().filter(|(k, _)| k == "llmgw.io/model" || k == "llmgw.io/replica").collect();
+            return Object::Deployment(Box::new(Deployment {
+                metadata: self.meta(Some(self.name.clone()), &[]),
+                spec: Some(DeploymentSpec {
+                    replicas: Some(1),
+                    selector: LabelSelector { match_labels: Some(selector), ..LabelSelector::default() },
+                    // A surge pod pinned to the same node would wait for
+                    // the GPUs its predecessor holds.
+                    strategy: Some(DeploymentStrategy { type_: Some("Recreate".into()), ..Default::default() }),
+                    template,
+                    ..DeploymentSpec::default()
+                }),
+                ..Deployment::default()
+            }));
+        }
+        let leader_node = [e.nodes[0].node.as_str()];
+        let worker_nodes: Vec<&str> = e.nodes[1..].iter().map(|a| a.node.as_str()).collect();
+        let template = |role: Role, nodes: &[&str], extra: &[(&str, &str)]| PodTemplateSpec {
+            metadata: Some(ObjectMeta { namespace: None, ..self.meta(None, extra) }),
+            spec: Some(self.pod(role, nodes)),
+        };
+        Object::LeaderWorkerSet(Box::new(LeaderWorkerSet {
+            api_version: "leaderworkerset.x-k8s.io/v1".into(),
+            kind: "LeaderWorkerSet".into(),
+            metadata: self.meta(Some(self.name.clone()), &[]),
+            spec: LeaderWorkerSetSpec {
+                replicas: 1,
+                leader_worker_template: LeaderWorkerTemplate {
+                    size: i32::try_from(e.nodes.len()).unwrap_or(i32::MAX),
+                    restart_policy: Some("RecreateGroupOnPodRestart".into()),
+                    leader_template: template(Role::Leader, &leader_node, &serves),
+                    worker_template: template(Role::Worker, &worker_nodes, &[]),
+                },
             },
-        },
-    }))
-}
-
-/// GPU limits: the GPU count, or one MIG device of the profile (as
-/// `nvidia.com/mig-<profile>` under the mixed strategy, a GPU under single);
-/// none for a CPU replica.
-fn limits(p: &Placed, prof: &Profile, inv: &Inventory) -> BTreeMap<String, Quantity> {
-    let mut limits: BTreeMap<String, Quantity> = BTreeMap::new();
-    let first = &p.nodes[0];
-    match (&prof.mig_profile, first.gpus.len()) {
-        (Some(m), _) => {
-            let node = inv.nodes.iter().find(|n| n.id == first.node);
-            let single = node.and_then(|n| n.labels.get("nvidia.com/mig.strategy")).is_some_and(|s| s == "single");
-            let key = if single { "nvidia.com/gpu".to_string() } else { format!("nvidia.com/mig-{m}") };
-            limits.insert(key, Quantity("1".into()));
-        }
-        (None, 0) => {}
-        (None, n) => {
-            limits.insert("nvidia.com/gpu".into(), Quantity(n.to_string()));
-        }
+        }))
     }
-    limits
-}
 
-/// The adapters of a placement, each once, in order.
-pub fn hcas(p: &Placed) -> Vec<&str> {
-    let mut hcas: Vec<&str> = Vec::new();
-    for h in p.nodes.iter().flat_map(|a| a.hcas.iter()) {
-        if !hcas.contains(&h.as_str()) {
-            hcas.push(h);
-        }
-    }
-    hcas
-}
-
-/// The profile's environment, and NCCL_IB_HCA with the placement's adapters.
-fn env(p: &Placed, prof: &Profile) -> Vec<EnvVar> {
-    let hcas = hcas(p);
-    let mut env: Vec<EnvVar> = prof
-        .serving
-        .env
-        .iter()
-        .map(|(k, v)| EnvVar { name: k.clone(), value: Some(v.clone()), ..EnvVar::default() })
-        .collect();
-    if !hcas.is_empty() {
-        env.push(EnvVar { name: "NCCL_IB_HCA".into(), value: Some(hcas.join(",")), ..EnvVar::default() });
-    }
-    env
-}
-
-/// Only on the planned nodes, one pod a node.
-fn affinity(p: &Placed, labels: &BTreeMap<String, String>) -> Affinity {
-    let hosts: Vec<String> = p.nodes.iter().map(|a| a.node.clone()).collect();
-    Affinity {
-        node_affinity: Some(NodeAffinity {
-            required_during_scheduling_ignored_during_execution: Some(NodeSelector {
-                node_selector_terms: vec![NodeSelectorTerm {
-                    match_expressions: Some(vec![NodeSelectorRequirement {
-                        key: "kubernetes.io/hostname".into(),
-                        operator: "In".into(),
-                        values: Some(hosts),
-                    }]),
-                    ..NodeSelectorTerm::default()
-                }],
+    fn pod(&self, role: Role, nodes: &[&str]) -> PodSpec {
+        let j = self.job;
+        let shm = j.profile.serving.shm_gb.unwrap_or(16);
+        let mut volumes = vec![Volume {
+            name: "dshm".into(),
+            empty_dir: Some(EmptyDirVolumeSource {
+                medium: Some("Memory".into()),
+                size_limit: Some(Quantity(format!("{shm}Gi"))),
             }),
-            ..NodeAffinity::default()
-        }),
-        pod_anti_affinity: Some(PodAntiAffinity {
-            required_during_scheduling_ignored_during_execution: Some(vec![PodAffinityTerm {
-                label_selector: Some(LabelSelector { match_labels: Some(labels.clone()), ..LabelSelector::default() }),
-                topology_key: "kubernetes.io/hostname".into(),
-                ..PodAffinityTerm::default()
-            }]),
-            ..PodAntiAffinity::default()
-        }),
-        ..Affinity::default()
+            ..Volume::default()
+        }];
+        let mut mounts = vec![VolumeMount { name: "dshm".into(), mount_path: "/dev/shm".into(), ..Default::default() }];
+        let (path, read_only, kind) = match &j.weights {
+            Weights::Local(p) => (p.clone(), true, None),
+            Weights::Hub(_) => (HF_CACHE.to_string(), false, Some("DirectoryOrCreate".to_string())),
+        };
+        volumes.push(Volume {
+            name: "weights".into(),
+            host_path: Some(HostPathVolumeSource { path: path.clone(), type_: kind }),
+            ..Volume::default()
+        });
+        mounts.push(VolumeMount {
+            name: "weights".into(),
+            mount_path: path,
+            read_only: Some(read_only),
+            ..Default::default()
+        });
+        PodSpec {
+            affinity: Some(self.affinity(nodes)),
+            containers: vec![self.container(role, mounts)],
+            volumes: Some(volumes),
+            ..PodSpec::default()
+        }
+    }
+
+    fn container(&self, role: Role, mounts: Vec<VolumeMount>) -> Container {
+        let j = self.job;
+        let p = j.profile;
+        let ports = Ports::defaults(p);
+        let spec =
+            Spec { profile: p, served_name: &j.entry.model, weights: &j.weights, nodes: j.nodes.len() as u32, ports };
+        let (command, args) = match (p.engine.name, role) {
+            // The llama.cpp server image's entrypoint is the server itself,
+            // and it is not on PATH there: give it arguments only.
+            ("llama.cpp", Role::Single) => (None, spec.argv().map(|v| v[1..].to_vec())),
+            (_, Role::Single) if p.engine.name != "ollama" => (spec.argv(), None),
+            _ => (Some(vec!["/bin/sh".into(), "-c".into(), spec.script(role, &LWS)]), None),
+        };
+        let serves = role != Role::Worker;
+        let probe = |failures: i32| Probe {
+            http_get: Some(HTTPGetAction {
+                path: Some(launch::health_path(p.engine).into()),
+                port: IntOrString::String("http".into()),
+                ..HTTPGetAction::default()
+            }),
+            period_seconds: Some(10),
+            failure_threshold: Some(failures),
+            ..Probe::default()
+        };
+        let rdma =
+            self.settings.rdma.as_ref().filter(|_| j.nodes.len() > 1 && !launch::hcas(&j.entry.nodes).is_empty());
+        Container {
+            name: names::dns(p.engine.name),
+            image: Some(
+                p.serving.image.clone().unwrap_or_else(|| default_image(p.engine.name, !p.cpu_only()).to_string()),
+            ),
+            command,
+            args,
+            env: Some(self.env(rdma.is_some())),
+            ports: serves.then(|| {
+                vec![ContainerPort {
+                    container_port: i32::from(ports.http),
+                    name: Some("http".into()),
+                    ..Default::default()
+                }]
+            }),
+            resources: Some(self.resources(rdma)),
+            // Loading weights takes long: up to 30 minutes before the
+            // server must answer.
+            startup_probe: serves.then(|| probe(180)),
+            readiness_probe: serves.then(|| probe(3)),
+            security_context: rdma.map(|_| SecurityContext {
+                capabilities: Some(Capabilities { add: Some(vec!["IPC_LOCK".into()]), ..Default::default() }),
+                ..SecurityContext::default()
+            }),
+            volume_mounts: Some(mounts),
+            ..Container::default()
+        }
+    }
+
+    fn env(&self, rdma: bool) -> Vec<EnvVar> {
+        let j = self.job;
+        let var = |name: &str, value: String| EnvVar { name: name.into(), value: Some(value), ..EnvVar::default() };
+        let mut env: Vec<EnvVar> = j.profile.serving.env.iter().map(|(k, v)| var(k, v.clone())).collect();
+        if let Weights::Hub(_) = j.weights {
+            env.push(EnvVar {
+                name: "HF_TOKEN".into(),
+                value_from: Some(EnvVarSource {
+                    secret_key_ref: Some(SecretKeySelector {
+                        name: "llmgw-hf-token".into(),
+                        key: "token".into(),
+                        optional: Some(true),
+                    }),
+                    ..EnvVarSource::default()
+                }),
+                ..EnvVar::default()
+            });
+            env.push(var("HF_HOME", HF_CACHE.into()));
+            match j.profile.engine.name {
+                "llama.cpp" => env.push(var("LLAMA_CACHE", format!("{HF_CACHE}/llama.cpp"))),
+                "ollama" => env.push(var("OLLAMA_MODELS", format!("{HF_CACHE}/ollama"))),
+                _ => {}
+            }
+        }
+        if j.nodes.len() > 1 && j.profile.engine.name == "sglang" {
+            env.push(EnvVar {
+                name: LWS.rank.into(),
+                value_from: Some(EnvVarSource {
+                    field_ref: Some(ObjectFieldSelector {
+                        field_path: format!("metadata.labels['{WORKER_INDEX_LABEL}']"),
+                        ..ObjectFieldSelector::default()
+                    }),
+                    ..EnvVarSource::default()
+                }),
+                ..EnvVar::default()
+            });
+        }
+        if rdma {
+            env.push(var("NCCL_IB_HCA", launch::hcas(&j.entry.nodes).join(",")));
+        }
+        env
+    }
+
+    fn resources(&self, rdma: Option<&(String, u32)>) -> ResourceRequirements {
+        let j = self.job;
+        let p = j.profile;
+        let first = &j.entry.nodes[0];
+        let mut limits: BTreeMap<String, Quantity> = BTreeMap::new();
+        let mut requests: BTreeMap<String, Quantity> = BTreeMap::new();
+        match (&p.mig_profile, first.gpus.len()) {
+            (Some(m), _) => {
+                let single = j.nodes[0].labels.get("nvidia.com/mig.strategy").is_some_and(|s| s == "single");
+                let key = if single { "nvidia.com/gpu".to_string() } else { format!("nvidia.com/mig-{m}") };
+                limits.insert(key, Quantity("1".into()));
+            }
+            (None, 0) => {}
+            (None, n) => {
+                limits.insert("nvidia.com/gpu".into(), Quantity(n.to_string()));
+            }
+        }
+        if let Some((name, count)) = rdma {
+            limits.insert(name.clone(), Quantity(count.to_string()));
+        }
+        if let Some(m) = j.resources.millicpus {
+            let q = if m % 1000 == 0 { (m / 1000).to_string() } else { format!("{m}m") };
+            requests.insert("cpu".into(), Quantity(q));
+        }
+        if let Some(mib) = j.resources.memory_mib {
+            requests.insert("memory".into(), Quantity(format!("{mib}Mi")));
+            limits.insert("memory".into(), Quantity(format!("{mib}Mi")));
+        }
+        ResourceRequirements {
+            limits: (!limits.is_empty()).then_some(limits),
+            requests: (!requests.is_empty()).then_some(requests),
+            ..ResourceRequirements::default()
+        }
+    }
+
+    /// Only on the planned nodes, by name (`metadata.name`: on several
+    /// clouds the hostname label differs from it), one pod of the group a
+    /// node.
+    fn affinity(&self, nodes: &[&str]) -> Affinity {
+        let e = self.entry();
+        let group: BTreeMap<String, String> = [
+            ("llmgw.io/model".to_string(), self.model_label.to_string()),
+            ("llmgw.io/replica".to_string(), e.replica.to_string()),
+        ]
+        .into();
+        Affinity {
+            node_affinity: Some(NodeAffinity {
+                required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                    node_selector_terms: vec![NodeSelectorTerm {
+                        match_fields: Some(vec![NodeSelectorRequirement {
+                            key: "metadata.name".into(),
+                            operator: "In".into(),
+                            values: Some(nodes.iter().map(|n| (*n).to_string()).collect()),
+                        }]),
+                        ..NodeSelectorTerm::default()
+                    }],
+                }),
+                ..NodeAffinity::default()
+            }),
+            pod_anti_affinity: (e.nodes.len() > 1).then(|| PodAntiAffinity {
+                required_during_scheduling_ignored_during_execution: Some(vec![PodAffinityTerm {
+                    label_selector: Some(LabelSelector { match_labels: Some(group), ..LabelSelector::default() }),
+                    topology_key: "kubernetes.io/hostname".into(),
+                    ..PodAffinityTerm::default()
+                }]),
+                ..PodAntiAffinity::default()
+            }),
+            ..Affinity::default()
+        }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn names_are_dns_labels() {
-        assert_eq!(super::dns_name("llama-3.1-70b", 0), "llmgw-llama-3-1-70b-r0");
-        assert_eq!(super::dns_name("Qwen/Qwen2.5_72B", 12), "llmgw-qwen-qwen2-5-72b-r12");
-        let long = super::dns_name(&"x".repeat(200), 3);
-        assert!(long.len() <= 63 && long.ends_with("-r3"), "{long}");
-        assert_ne!(super::short_hash("a/0"), super::short_hash("A/0"));
-    }
+/// The model's Service: every pod that serves it (Deployments' pods, and
+/// the leaders of LeaderWorkerSets) behind one name.
+fn service(model: &str, label: &str, name: String, port: u16, s: &Settings) -> Object {
+    let labels: BTreeMap<String, String> = [
+        ("app.kubernetes.io/managed-by".to_string(), "llmgw".to_string()),
+        ("app.kubernetes.io/name".to_string(), label.to_string()),
+        ("llmgw.io/model".to_string(), label.to_string()),
+    ]
+    .into();
+    let selector: BTreeMap<String, String> =
+        [("llmgw.io/model".to_string(), label.to_string()), ("llmgw.io/serves".to_string(), "true".to_string())].into();
+    Object::Service(Box::new(Service {
+        metadata: ObjectMeta {
+            name: Some(name),
+            namespace: s.namespace.clone(),
+            labels: Some(labels),
+            annotations: Some([("llmgw.io/model".to_string(), model.to_string())].into()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(ServiceSpec {
+            selector: Some(selector),
+            ports: Some(vec![ServicePort {
+                name: Some("http".into()),
+                port: i32::from(port),
+                target_port: Some(IntOrString::String("http".into())),
+                ..ServicePort::default()
+            }]),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
+    }))
 }

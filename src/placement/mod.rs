@@ -23,7 +23,7 @@ mod state;
 
 use std::sync::Arc;
 
-use crate::catalog::{Catalog, Profile};
+use crate::catalog::{Catalog, Model, Profile};
 use crate::inventory::{Inventory, State};
 
 pub use state::{Fleet, NEED_FACTOR, USABLE};
@@ -44,7 +44,11 @@ pub enum Pool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reason {
     State(StateCode),
-    Avoid,
+    /// The node holds `per_node` replicas of the model already (the model's
+    /// `replicas_per_node`; 1 is the seed's spreading rule).
+    Avoid {
+        per_node: u32,
+    },
     /// Attached to this fabric (index into `Fleet::fabrics`) without adapters.
     NoAdapters(u32),
     /// The selector entry (index into the profile's sorted selector) missing.
@@ -264,7 +268,7 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
 
     for (mi, model) in catalog.models.iter().enumerate() {
         let explaining = opts.explain == Some(mi);
-        let existing = fleet.begin_model(mi as u32, &model.name);
+        let existing = fleet.begin_model(mi as u32, &model.name, model.replicas_per_node);
         let mut have = vec![false; model.replicas as usize];
         for (&replica, nodes) in &existing {
             if replica < model.replicas {
@@ -340,6 +344,16 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
         }
     }
     (Plan { decisions, summary, surplus, attempts, existing_of_explained }, fleet)
+}
+
+/// Whether one replica of the model (the catalog's model `mi`) could be
+/// placed on `fleet` with any of its profiles, by the rules above: what
+/// `capacity` asks of a fleet made of the nodes it would add.
+pub fn could_hold(fleet: &mut Fleet<'_>, mi: u32, model: &Model) -> bool {
+    fleet.begin_model(mi, &model.name, model.replicas_per_node);
+    let order = profile_order(&model.profiles);
+    let compiled: Vec<_> = model.profiles.iter().map(|p| fleet.compile(p, model.weight_bytes)).collect();
+    reference::attempt(fleet, &compiled, &order, mi, 0).placement.is_some()
 }
 
 #[cfg(test)]

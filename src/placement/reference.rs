@@ -17,6 +17,9 @@ pub fn attempt(fleet: &Fleet<'_>, compiled: &[Compiled<'_>], order: &[u32], mode
             break;
         }
     }
+    // What `candidates` reserved and did not use (an explained model's
+    // placed replicas are rejected by a few nodes, not the fleet).
+    out.rejections.shrink_to_fit();
     out
 }
 
@@ -27,7 +30,7 @@ fn check(fleet: &Fleet<'_>, node: u32, p: &Compiled<'_>, fabric: Option<u32>) ->
         return Err(r);
     }
     if fleet.avoided(node) {
-        return Err(Reason::Avoid);
+        return Err(fleet.avoid_reason());
     }
     if let Some(f) = fabric {
         match fleet.attach[node as usize].iter().find(|a| a.0 == f) {
@@ -63,6 +66,10 @@ fn candidates(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, pool: Pool, out: &mu
         _ => None,
     };
     let mut cands = Vec::new();
+    // Room for a rejection from every node, reserved once: an unplaced
+    // replica on a large fleet is rejected by nearly all of them, and
+    // growing the list by doubling copied it over and over.
+    out.rejections.reserve(fleet.node_count() as usize);
     for node in 0..fleet.node_count() {
         match check(fleet, node, p, fabric) {
             Ok(Some(free)) => cands.push((node, free)),

@@ -25,15 +25,19 @@ pub struct Fleet<'i> {
     pub allocs: Vec<u32>,
     /// Per node: (fabric index, whether it reports adapters on it).
     pub attach: Vec<Vec<(u32, bool)>>,
-    /// Nodes holding a model are marked with that model's stamp.
-    avoid: Vec<u32>,
+    /// Per node: how many replicas of the model being placed it holds, as
+    /// (stamp, count); a stamp other than the model's means none.
+    held: Vec<(u32, u32)>,
     stamp: u32,
+    /// The model's `replicas_per_node`: a node holding this many is avoided.
+    per_node: u32,
     /// model name -> replica index -> nodes, from the inventory's allocations.
     existing: HashMap<&'i str, BTreeMap<u32, Vec<u32>>>,
     /// source -> nodes that report holding it, ascending.
     holders: HashMap<&'i str, Rc<[u32]>>,
-    /// Per node: the engines it reports (None: it reports none).
-    engine_sets: Vec<Option<Vec<&'i str>>>,
+    /// Per node: the known engines it reports, one bit each in the order of
+    /// `engines::ENGINES` (None: it reports none).
+    engine_sets: Vec<Option<u64>>,
     /// MIG devices held, as (node, GPU index, MIG index).
     mig_held: HashSet<(u32, u32, u32)>,
 }
@@ -44,6 +48,8 @@ pub struct Compiled<'p> {
     /// The GPU class's id, if any node has that class.
     pub class: Option<u32>,
     pub holders: Rc<[u32]>,
+    /// The profile's engine as a bit of a node's engine set.
+    pub engine: u64,
     /// Bytes the replica needs per GPU (a GPU profile) or of host memory (a
     /// CPU-only one), when the model gives its size: the weights and room
     /// for activations and KV cache.
@@ -78,8 +84,9 @@ impl<'i> Fleet<'i> {
             free: Vec::with_capacity(n),
             allocs: Vec::with_capacity(n),
             attach: Vec::with_capacity(n),
-            avoid: vec![0; n],
+            held: vec![(0, 0); n],
             stamp: 0,
+            per_node: 1,
             existing: HashMap::new(),
             holders: HashMap::new(),
             engine_sets: Vec::with_capacity(n),
@@ -136,7 +143,7 @@ impl<'i> Fleet<'i> {
                     }
                 }
             }
-            f.engine_sets.push(node.reports_engines().then(|| node.engine_names().collect()));
+            f.engine_sets.push(node.reports_engines().then(|| node.engine_names().fold(0, |m, e| m | engine_bit(e))));
         }
         f.gpu_base.push(f.gpu_class.len() as u32);
         f.holders = holders.into_iter().map(|(k, v)| (k, Rc::from(v))).collect();
@@ -163,6 +170,7 @@ impl<'i> Fleet<'i> {
             profile: p,
             class: p.gpu_class.as_deref().and_then(|c| self.class_ids.get(c).copied()),
             holders: p.source.as_deref().and_then(|s| self.holders.get(s)).cloned().unwrap_or_else(|| Rc::from([])),
+            engine: engine_bit(p.engine.name),
             need: weight_bytes.map(|w| w * NEED_FACTOR / f64::from(share)),
         }
     }
@@ -219,17 +227,25 @@ impl<'i> Fleet<'i> {
             .collect()
     }
 
-    /// Starts a model: marks the nodes that already run any replica of it,
+    /// Starts a model: counts the replicas of it each node already runs
+    /// (surplus ones too; a multi-node replica once on each of its nodes),
     /// and returns its existing replica indices with their nodes.
-    pub fn begin_model(&mut self, model: u32, name: &str) -> BTreeMap<u32, Vec<u32>> {
+    pub fn begin_model(&mut self, model: u32, name: &str, per_node: u32) -> BTreeMap<u32, Vec<u32>> {
         self.stamp = model + 1;
+        self.per_node = per_node.max(1);
         let existing = self.existing.get(name).cloned().unwrap_or_default();
         for nodes in existing.values() {
             for &n in nodes {
-                self.avoid[n as usize] = self.stamp;
+                self.hold(n);
             }
         }
         existing
+    }
+
+    /// One more replica of the current model on the node.
+    fn hold(&mut self, node: u32) {
+        let h = &mut self.held[node as usize];
+        *h = if h.0 == self.stamp { (h.0, h.1 + 1) } else { (self.stamp, 1) };
     }
 
     /// The replicas of a model the inventory already runs, with their nodes.
@@ -237,8 +253,16 @@ impl<'i> Fleet<'i> {
         self.existing.get(model)
     }
 
+    /// Whether the node already holds as many replicas of the current model
+    /// as one node may (one, unless the model sets `replicas_per_node`).
     pub fn avoided(&self, node: u32) -> bool {
-        self.avoid[node as usize] == self.stamp
+        let h = self.held[node as usize];
+        h.0 == self.stamp && h.1 >= self.per_node
+    }
+
+    /// The avoid rejection, for the model being placed.
+    pub fn avoid_reason(&self) -> Reason {
+        Reason::Avoid { per_node: self.per_node }
     }
 
     pub fn state_reason(&self, node: u32) -> Option<Reason> {
@@ -267,8 +291,8 @@ impl<'i> Fleet<'i> {
             }
         }
         // A node that reports no engines is an older agent: never excluded.
-        if let Some(set) = &self.engine_sets[node as usize]
-            && !set.contains(&prof.engine.name)
+        if let Some(set) = self.engine_sets[node as usize]
+            && set & p.engine == 0
         {
             return Err(Reason::Engine);
         }
@@ -332,9 +356,8 @@ impl<'i> Fleet<'i> {
     }
 
     /// Records a placement: its GPUs are taken, its nodes hold one more
-    /// allocation, and they host this model from now on.
-    /// Takes the placement's GPUs and counts its allocations, and says what
-    /// changed per node, for whoever keeps an index of free GPUs.
+    /// allocation and one more replica of this model. Says what changed per
+    /// node, for whoever keeps an index of free GPUs.
     pub fn commit(&mut self, p: &Placement, prof: &Compiled<'_>) -> Vec<Change> {
         let mut changes = Vec::with_capacity(p.nodes.len());
         for a in &p.nodes {
@@ -360,10 +383,16 @@ impl<'i> Fleet<'i> {
             }
             changes.push(Change { node: a.node, free, allocs_before: self.allocs[ni] });
             self.allocs[ni] += 1;
-            self.avoid[ni] = self.stamp;
+            self.hold(a.node);
         }
         changes
     }
+}
+
+/// An engine's bit in a node's engine set: its place among the engines
+/// llmgw knows. An engine it does not know is no profile's, so has none.
+fn engine_bit(name: &str) -> u64 {
+    crate::engines::ENGINES.iter().position(|e| e.name == name).map_or(0, |i| 1 << i)
 }
 
 /// What committing a placement changed on one node.

@@ -63,6 +63,9 @@ struct GenModel {
     /// weights_gb, when the model gives its size.
     size_gb: Option<u16>,
     replicas: u8,
+    /// `replicas_per_node`; 1 (the default, left out of the file) unless a
+    /// test asks for more.
+    per_node: u8,
     source: Option<u8>,
     profiles: Vec<GenProfile>,
 }
@@ -156,7 +159,20 @@ fn model_strategy() -> impl Strategy<Value = GenModel> {
         prop::collection::vec(profile_strategy(), 0..4),
         prop::option::weighted(0.4, prop::sample::select(vec![8u16, 60, 140, 300, 800])),
     )
-        .prop_map(|(replicas, source, profiles, size_gb)| GenModel { size_gb, replicas, source, profiles })
+        .prop_map(|(replicas, source, profiles, size_gb)| GenModel {
+            size_gb,
+            replicas,
+            per_node: 1,
+            source,
+            profiles,
+        })
+}
+
+/// Models that may pack several replicas onto one node, with more replicas
+/// than nodes would take one at a time.
+fn packing_model_strategy() -> impl Strategy<Value = GenModel> {
+    (model_strategy(), prop::sample::select(vec![1u8, 2, 2, 3, 4]), 0u8..12)
+        .prop_map(|(m, per_node, replicas)| GenModel { per_node, replicas, ..m })
 }
 
 fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
@@ -262,6 +278,9 @@ fn catalog_text(models: &[GenModel]) -> String {
     let mut s = String::new();
     for (mi, m) in models.iter().enumerate() {
         let _ = writeln!(s, "[[model]]\nname = \"m{mi}\"\nreplicas = {}", m.replicas);
+        if m.per_node != 1 {
+            let _ = writeln!(s, "replicas_per_node = {}", m.per_node);
+        }
         if let Some(gb) = m.size_gb {
             let _ = writeln!(s, "weights_gb = {gb}");
         }
@@ -299,10 +318,23 @@ fn load(catalog: &str, inventory: &str) -> (Catalog, Inventory) {
 fn place_json(cat: &Catalog, inv: &Inventory, mode: Mode) -> String {
     let p = plan(cat, inv, Options { mode, ..Options::default() });
     let fleet = super::Fleet::new(inv);
-    let names = Names { catalog: cat, fleet: &fleet };
+    let names = Names::new(cat, &fleet);
     let mut out = Vec::new();
-    crate::report::place::json(&mut out, &names, &p, crate::report::place::Rejections::Full).unwrap();
+    crate::report::place::json(&mut out, &names, &p, crate::report::place::Rejections::Full, None).unwrap();
     String::from_utf8(out).unwrap()
+}
+
+/// Replicas of each catalog model per (model, node) that the inventory
+/// runs: surplus ones too, a multi-node one once on each of its nodes.
+fn running_per_node(cat: &Catalog, inv: &Inventory) -> BTreeMap<(u32, u32), u32> {
+    let mut hosts = BTreeMap::new();
+    for (mi, m) in cat.models.iter().enumerate() {
+        for (ni, n) in inv.nodes.iter().enumerate() {
+            let held: BTreeSet<u32> = n.allocations.iter().filter(|a| a.model == m.name).map(|a| a.replica).collect();
+            hosts.insert((mi as u32, ni as u32), held.len() as u32);
+        }
+    }
+    hosts
 }
 
 fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError> {
@@ -318,7 +350,14 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
             }
         }
     }
-    let mut hosts: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    let mut hosts = running_per_node(cat, inv);
+    let mut host = |model: u32, node: u32| -> Result<(), TestCaseError> {
+        let held = hosts.entry((model, node)).or_default();
+        let k = cat.models[model as usize].replicas_per_node;
+        prop_assert!(*held < k, "a node already holding {} replicas of a model took another (k = {})", held, k);
+        *held += 1;
+        Ok(())
+    };
     for d in &p.decisions {
         let Decision::Placed(pl) = d else { continue };
         let model = &cat.models[pl.model as usize];
@@ -344,8 +383,7 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
                     let [m] = a.mig_devices[..] else { return Err(TestCaseError::fail("not one MIG device")) };
                     prop_assert!(gpu.mig_devices.iter().any(|d| d.index == m && &d.profile == mig));
                     prop_assert!(migs_taken.insert((a.node as usize, gpu.index, m)), "MIG device held twice");
-                    let owned = hosts.entry(pl.model).or_default();
-                    prop_assert!(owned.insert(a.node), "two replicas of a model on one node");
+                    host(pl.model, a.node)?;
                     continue;
                 }
                 None => prop_assert!(a.mig_devices.is_empty()),
@@ -373,8 +411,7 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
                 prop_assert_eq!(Some(&gpu.class), prof.gpu_class.as_ref(), "class mixing");
                 prop_assert!(taken.insert((a.node as usize, g)), "GPU {} of {} allocated twice", g, n.id);
             }
-            let owned = hosts.entry(pl.model).or_default();
-            prop_assert!(owned.insert(a.node), "two replicas of a model on one node");
+            host(pl.model, a.node)?;
             if let Some(f) = pl.fabric {
                 let fabric = super::Fleet::new(inv).fabrics[f as usize].to_string();
                 let fab = n.fabric(&fabric);
@@ -388,10 +425,14 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
     }
     let s = &p.summary;
     prop_assert_eq!(s.placed + s.unplaced, s.wanted - s.existing);
-    // Grouped reasons: per profile and pool, the counts add up to the full
-    // list's rejections there, and each group's nodes are its count.
+    grouped_counts_add_up(cat, inv, &p)
+}
+
+/// Grouped reasons: per profile and pool, the counts add up to the full
+/// list's rejections there, and each group's nodes are its count.
+fn grouped_counts_add_up(cat: &Catalog, inv: &Inventory, p: &super::Plan) -> Result<(), TestCaseError> {
     let fleet = super::Fleet::new(inv);
-    let names = Names { catalog: cat, fleet: &fleet };
+    let names = Names::new(cat, &fleet);
     for d in &p.decisions {
         let Decision::Unplaced { model, why, .. } = d else { continue };
         let mut full: BTreeMap<(u32, String), usize> = BTreeMap::new();
@@ -436,6 +477,97 @@ proptest! {
         let (cat2, inv2) = load(&catalog_text(&models), &inventory_text(&nodes, &shuffled));
         prop_assert_eq!(&fast, &place_json(&cat2, &inv2, Mode::Fast));
     }
+
+    /// `replicas_per_node` above 1: a node is avoided only once it holds
+    /// that many replicas of the model; the fast path still decides what
+    /// the reference path decides, and explain what place decided.
+    #[test]
+    fn fast_matches_reference_when_replicas_share_nodes(
+        nodes in prop::collection::vec(node_strategy(), 0..16),
+        models in prop::collection::vec(packing_model_strategy(), 1..4),
+    ) {
+        let order: Vec<usize> = (0..nodes.len()).collect();
+        let (cat, inv) = load(&catalog_text(&models), &inventory_text(&nodes, &order));
+        check_invariants(&cat, &inv)?;
+        let fast = place_json(&cat, &inv, Mode::Fast);
+        prop_assert_eq!(&fast, &place_json(&cat, &inv, Mode::Reference));
+        explain_agrees(&cat, &inv)?;
+        runs_expand_to_the_full_form(&cat, &inv)?;
+    }
+}
+
+/// The grouped and none forms say a run of replicas once (`replica` to
+/// `through`); expanded, they list the full form's replicas, each with its
+/// closest misses, and entries next to each other never say the same thing
+/// about consecutive replicas of one model.
+fn runs_expand_to_the_full_form(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError> {
+    let p = plan(cat, inv, Options::default());
+    let fleet = super::Fleet::new(inv);
+    let names = Names::new(cat, &fleet);
+    let doc = |form| {
+        let mut out = Vec::new();
+        crate::report::place::json(&mut out, &names, &p, form, None).unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out).unwrap()
+    };
+    let full = doc(crate::report::place::Rejections::Full);
+    let per_replica: Vec<_> = full["unplaced"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (u["model"].clone(), u["replica"].clone(), u["closest"].clone()))
+        .collect();
+    for form in [crate::report::place::Rejections::Grouped, crate::report::place::Rejections::None] {
+        let v = doc(form);
+        let entries = v["unplaced"].as_array().unwrap();
+        let mut expanded = Vec::new();
+        for (i, u) in entries.iter().enumerate() {
+            let first = u["replica"].as_u64().unwrap();
+            let last = u.get("through").map_or(first, |t| t.as_u64().unwrap());
+            prop_assert!(u.get("through").is_none_or(|_| last > first));
+            expanded.extend((first..=last).map(|r| (u["model"].clone(), serde_json::json!(r), u["closest"].clone())));
+            if let Some(next) = entries.get(i + 1) {
+                let same = next["model"] == u["model"]
+                    && next["replica"].as_u64() == Some(last + 1)
+                    && next.get("reasons") == u.get("reasons")
+                    && next["closest"] == u["closest"];
+                prop_assert!(!same, "a run split in two");
+            }
+        }
+        prop_assert_eq!(&expanded, &per_replica);
+    }
+    Ok(())
+}
+
+/// For every model, the explained attempts decide what `place` decided,
+/// and an unplaced replica's rejections are the ones place recorded.
+fn explain_agrees(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError> {
+    let full = plan(cat, inv, Options::default());
+    for mi in 0..cat.models.len() {
+        let ex = plan(cat, inv, Options { explain: Some(mi), ..Options::default() });
+        let decided: Vec<_> = full
+            .decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Placed(p) if p.model == mi as u32 => Some((p.replica, Some(p.clone()))),
+                Decision::Unplaced { model, replica, .. } if *model == mi as u32 => Some((*replica, None)),
+                _ => None,
+            })
+            .collect();
+        let explained: Vec<_> = ex.attempts.iter().map(|a| (a.replica, a.placement.clone())).collect();
+        prop_assert_eq!(decided, explained);
+        for a in &ex.attempts {
+            if a.placement.is_none() {
+                let rej = full.decisions.iter().find_map(|d| match d {
+                    Decision::Unplaced { model, replica, why } if *model == mi as u32 && *replica == a.replica => {
+                        Some(&why.rejections)
+                    }
+                    _ => None,
+                });
+                prop_assert_eq!(rej, Some(&a.rejections));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[test]
@@ -447,35 +579,7 @@ fn explain_matches_the_plan_it_explains() {
         .run(&strategy, |(nodes, models)| {
             let order: Vec<usize> = (0..nodes.len()).collect();
             let (cat, inv) = load(&catalog_text(&models), &inventory_text(&nodes, &order));
-            let full = plan(&cat, &inv, Options::default());
-            for mi in 0..cat.models.len() {
-                let ex = plan(&cat, &inv, Options { explain: Some(mi), ..Options::default() });
-                let decided: Vec<_> = full
-                    .decisions
-                    .iter()
-                    .filter_map(|d| match d {
-                        Decision::Placed(p) if p.model == mi as u32 => Some((p.replica, Some(p.clone()))),
-                        Decision::Unplaced { model, replica, .. } if *model == mi as u32 => Some((*replica, None)),
-                        _ => None,
-                    })
-                    .collect();
-                let explained: Vec<_> = ex.attempts.iter().map(|a| (a.replica, a.placement.clone())).collect();
-                prop_assert_eq!(decided, explained);
-                for a in &ex.attempts {
-                    if a.placement.is_none() {
-                        let rej = full.decisions.iter().find_map(|d| match d {
-                            Decision::Unplaced { model, replica, why }
-                                if *model == mi as u32 && *replica == a.replica =>
-                            {
-                                Some(&why.rejections)
-                            }
-                            _ => None,
-                        });
-                        prop_assert_eq!(rej, Some(&a.rejections));
-                    }
-                }
-            }
-            Ok(())
+            explain_agrees(&cat, &inv)
         })
         .unwrap();
 }

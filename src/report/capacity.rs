@@ -9,6 +9,15 @@ pub fn json<W: std::io::Write>(out: W, a: &Answer) -> std::io::Result<()> {
 
 pub fn human(a: &Answer, max: u32) -> String {
     let on = a.fabric.as_deref().map(|f| format!(" on {f}")).unwrap_or_default();
+    if a.useless {
+        return format!(
+            "no {} node{on} could hold any profile of the {} unplaced replicas, so adding them cannot help: {}/{} replicas placed\n",
+            a.shape,
+            a.wanted - a.placed_without,
+            a.placed_without,
+            a.wanted
+        );
+    }
     match a.added {
         Some(0) => format!("nothing to add: {}/{} replicas placed already\n", a.placed_without, a.wanted),
         Some(n) => format!(

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::diff::{Diff, Where};
+use crate::diff::{Diff, Moved, Where};
 
 pub fn json<W: std::io::Write>(out: W, d: &Diff) -> std::io::Result<()> {
     super::write_json(out, d)
@@ -27,22 +27,40 @@ fn at(nodes: &[Where]) -> String {
         .join("\n")
 }
 
+/// What else changed with a moved replica: "profile tp4 -> tp8".
+fn what(m: &Moved) -> String {
+    let mut parts = Vec::new();
+    for (name, c) in [("profile", &m.profile), ("engine", &m.engine)] {
+        if let Some(c) = c {
+            parts.push(format!("{name} {} -> {}", c.old.as_deref().unwrap_or("?"), c.new.as_deref().unwrap_or("?")));
+        }
+    }
+    parts.join("\n")
+}
+
 pub fn human(d: &Diff) -> String {
     let mut out = String::new();
     if !d.moved.is_empty() {
-        let mut t = super::table(&["MOVED", "REPLICA", "FROM", "TO"]);
+        let mut t = super::table(&["MOVED", "REPLICA", "FROM", "TO", "ALSO"]);
         for m in &d.moved {
-            t.add_row(vec![m.model.clone(), m.replica.to_string(), at(&m.old), at(&m.new)]);
+            t.add_row(vec![m.model.clone(), m.replica.to_string(), at(&m.old), at(&m.new), what(m)]);
         }
         let _ = writeln!(out, "{t}");
     }
-    for (title, list) in [("PLACED", &d.placed), ("UNPLACED", &d.unplaced), ("REMOVED", &d.removed)] {
+    if !d.placed.is_empty() {
+        let mut t = super::table(&["PLACED", "REPLICA", "ON"]);
+        for p in &d.placed {
+            t.add_row(vec![p.model.clone(), p.replica.to_string(), at(&p.new)]);
+        }
+        let _ = writeln!(out, "{t}");
+    }
+    for (title, list) in [("UNPLACED", &d.unplaced), ("REMOVED", &d.removed)] {
         if list.is_empty() {
             continue;
         }
-        let mut t = super::table(&[title, "REPLICA", if title == "PLACED" { "ON" } else { "WAS ON" }]);
+        let mut t = super::table(&[title, "REPLICA", "WAS ON"]);
         for o in list {
-            t.add_row(vec![o.model.clone(), o.replica.to_string(), o.nodes.as_deref().map_or("-".into(), at)]);
+            t.add_row(vec![o.model.clone(), o.replica.to_string(), o.old.as_deref().map_or("-".into(), at)]);
         }
         let _ = writeln!(out, "{t}");
     }

@@ -85,9 +85,13 @@ pub fn human(names: &Names<'_>, plan: &Plan, model: u32, attempts: &[&Attempt], 
     }
     for s in plan.surplus.iter().filter(|s| s.model == model) {
         let nodes: Vec<&str> = s.nodes.iter().map(|&n| names.node(n)).collect();
+        let effect = match m.replicas_per_node {
+            1 => "its nodes are avoided".to_string(),
+            k => format!("it counts towards replicas_per_node = {k} on its nodes"),
+        };
         let _ = writeln!(
             out,
-            "  surplus: replica {} runs on {} beyond the {} asked for; it is left alone, and its nodes are avoided",
+            "  surplus: replica {} runs on {} beyond the {} asked for; it is left alone, and {effect}",
             s.replica,
             nodes.join(", "),
             m.replicas

@@ -23,9 +23,30 @@ use crate::placement::{Fleet, Placement, Pool, Reason, Rejection};
 pub struct Names<'a> {
     pub catalog: &'a Catalog,
     pub fleet: &'a Fleet<'a>,
+    /// Each node's id as a JSON string, escaped once when first asked for.
+    node_json: std::cell::OnceCell<Vec<Box<serde_json::value::RawValue>>>,
 }
 
 impl<'a> Names<'a> {
+    pub fn new(catalog: &'a Catalog, fleet: &'a Fleet<'a>) -> Self {
+        Names { catalog, fleet, node_json: std::cell::OnceCell::new() }
+    }
+
+    /// A node's id as JSON. A plan that leaves replicas unplaced names
+    /// each node once per replica and reason; escaping the id each time
+    /// cost more than all the rest of writing it.
+    pub fn node_json(&self, n: u32) -> &serde_json::value::RawValue {
+        let all = self.node_json.get_or_init(|| {
+            (0..self.fleet.node_count())
+                .map(|i| {
+                    let text = serde_json::to_string(self.node(i)).expect("a string serialises");
+                    serde_json::value::RawValue::from_string(text).expect("a JSON string is JSON")
+                })
+                .collect()
+        });
+        &all[n as usize]
+    }
+
     pub fn model(&self, m: u32) -> &'a Model {
         &self.catalog.models[m as usize]
     }
@@ -52,7 +73,10 @@ impl<'a> Names<'a> {
     pub fn reason(&self, reason: Reason, p: &Profile) -> String {
         match reason {
             Reason::State(s) => format!("node is {}", s.as_str()),
-            Reason::Avoid => "already hosts this model; spreading across failure domains".into(),
+            Reason::Avoid { per_node: 1 } => "already hosts this model; spreading across failure domains".into(),
+            Reason::Avoid { per_node: k } => {
+                format!("already hosts {k} replicas of this model (replicas_per_node = {k})")
+            }
             Reason::NoAdapters(f) => format!("attached to {} but reports no adapters for it", self.fabric(f)),
             Reason::Selector(i) => {
                 let (k, v) = &p.node_selector[i as usize];
@@ -93,7 +117,13 @@ impl<'a> Names<'a> {
         let (is, has, does) = if one { ("is", "has", "does") } else { ("are", "have", "do") };
         let text = match reason {
             Reason::State(s) => format!("{is} {}", s.as_str()),
-            Reason::Avoid => format!("already host{} this model", if one { "s" } else { "" }),
+            Reason::Avoid { per_node: 1 } => format!("already host{} this model", if one { "s" } else { "" }),
+            Reason::Avoid { per_node: k } => {
+                format!(
+                    "already host{} {k} replicas of this model (replicas_per_node = {k})",
+                    if one { "s" } else { "" }
+                )
+            }
             Reason::NoAdapters(f) => {
                 format!(
                     "{is} attached to {} but report{} no adapters for it",
@@ -106,10 +136,12 @@ impl<'a> Names<'a> {
                 format!("{does} not carry {k}={v}")
             }
             Reason::Engine => format!("{does} not have {} installed", p.engine.name),
+            // The summaries are human output: binary sizes say GiB (the
+            // reason texts above keep the seed's "GB").
             Reason::Memory { have_gb } => {
-                format!("{has} {have_gb} GB of memory, needs {}", p.min_memory_gb)
+                format!("{has} {have_gb} GiB of memory, needs {}", p.min_memory_gb)
             }
-            Reason::Disk { have_gb } => format!("{has} {have_gb} GB free for weights, needs {}", p.min_disk_gb),
+            Reason::Disk { have_gb } => format!("{has} {have_gb} GiB free for weights, needs {}", p.min_disk_gb),
             Reason::Gpus { free } => {
                 format!("{has} {free} free {} GPUs, needs {}", p.class_label(), p.gpus_per_node)
             }
@@ -159,6 +191,22 @@ where
             seq.serialize_element(&item)?;
         }
         seq.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn binary_sizes_say_gib_or_mib_and_never_round_up() {
+        let mib = |m: u64| super::binary_size(m << 20);
+        assert_eq!(mib(246_385), "240 GiB");
+        assert_eq!(mib(2000), "1.9 GiB");
+        assert_eq!(mib(1024), "1.0 GiB");
+        assert_eq!(mib(10_239), "9.9 GiB");
+        assert_eq!(mib(10_240), "10 GiB");
+        assert_eq!(mib(512), "512 MiB");
+        assert_eq!(mib(0), "0 MiB");
+        assert_eq!(super::binary_size(u64::MAX / 2), format!("{} GiB", (u64::MAX / 2) >> 30));
     }
 }
 
@@ -249,6 +297,22 @@ impl<'a> Names<'a> {
     }
 }
 
+/// A binary size for people: whole GiB from 10 GiB up, tenths of a GiB
+/// below, MiB under one GiB; always rounded down, so a node never looks
+/// bigger than it is (Slurm's RealMemory 2000 is "1.9 GiB", not "1 GB").
+pub fn binary_size(bytes: u64) -> String {
+    const MIB: u64 = 1 << 20;
+    const GIB: u64 = 1 << 30;
+    match bytes {
+        b if b >= 10 * GIB => format!("{} GiB", b / GIB),
+        b if b >= GIB => {
+            let tenths = b * 10 / GIB;
+            format!("{}.{} GiB", tenths / 10, tenths % 10)
+        }
+        b => format!("{} MiB", b / MIB),
+    }
+}
+
 pub fn join<T: std::fmt::Display>(v: &[T]) -> String {
     v.iter().map(T::to_string).collect::<Vec<_>>().join(",")
 }
@@ -278,9 +342,108 @@ pub fn table(header: &[&str]) -> Table {
 /// Writes a JSON document followed by a newline.
 pub fn write_json<W: std::io::Write, T: Serialize>(out: W, value: &T) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, pretty::Pretty::default());
     // Keep the kind of an I/O error (a closed pipe is not a failure).
-    serde_json::to_writer_pretty(&mut out, value)
+    value
+        .serialize(&mut ser)
         .map_err(|e| std::io::Error::new(e.io_error_kind().unwrap_or(std::io::ErrorKind::Other), e))?;
     out.write_all(b"\n")?;
     out.flush()
+}
+
+mod pretty {
+    //! serde_json's pretty printing, byte for byte, with each line break
+    //! and its indentation written at once. A plan that leaves replicas
+    //! unplaced lists hundreds of thousands of node ids, six levels deep:
+    //! the stock formatter writes each level's two spaces on their own,
+    //! which cost more than the ids.
+
+    use std::io::{self, Write};
+
+    /// ",\n" and then enough spaces for any depth a document of llmgw reaches.
+    const BREAK: &[u8] = b",\n                                                                ";
+
+    #[derive(Default)]
+    pub struct Pretty {
+        depth: usize,
+        has_value: bool,
+    }
+
+    impl Pretty {
+        /// A line break (after a comma unless `first`) and the indentation.
+        fn line<W: ?Sized + Write>(&self, w: &mut W, first: bool) -> io::Result<()> {
+            let spaces = 2 * self.depth;
+            let start = usize::from(first);
+            if spaces + 2 <= BREAK.len() {
+                return w.write_all(&BREAK[start..spaces + 2]);
+            }
+            w.write_all(&BREAK[start..2])?;
+            (0..self.depth).try_for_each(|_| w.write_all(b"  "))
+        }
+    }
+
+    impl serde_json::ser::Formatter for Pretty {
+        fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.depth += 1;
+            self.has_value = false;
+            w.write_all(b"[")
+        }
+        fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.depth -= 1;
+            if self.has_value {
+                self.line(w, true)?;
+            }
+            w.write_all(b"]")
+        }
+        fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+            self.line(w, first)
+        }
+        fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
+            self.has_value = true;
+            Ok(())
+        }
+        fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.depth += 1;
+            self.has_value = false;
+            w.write_all(b"{")
+        }
+        fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.depth -= 1;
+            if self.has_value {
+                self.line(w, true)?;
+            }
+            w.write_all(b"}")
+        }
+        fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+            self.line(w, first)
+        }
+        fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+            w.write_all(b": ")
+        }
+        fn end_object_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
+            self.has_value = true;
+            Ok(())
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use serde_json::json;
+
+        /// Byte for byte what serde_json's own pretty printer writes, deep
+        /// nesting (past the spaces kept ready) and empty containers included.
+        #[test]
+        fn the_same_bytes_as_serde_json_pretty() {
+            let mut deep = json!({"leaf": [1, "two", null, {}, []]});
+            for i in 0..40 {
+                deep = json!({"level": i, "inner": [deep, {"k": "v\n\"q\""}], "empty": {}, "list": []});
+            }
+            for value in [deep, json!([]), json!({}), json!("s"), json!(1.5), json!([[[]]])] {
+                let mut ours = Vec::new();
+                super::super::write_json(&mut ours, &value).unwrap();
+                let theirs = serde_json::to_string_pretty(&value).unwrap() + "\n";
+                assert_eq!(String::from_utf8(ours).unwrap(), theirs);
+            }
+        }
+    }
 }

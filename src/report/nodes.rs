@@ -125,8 +125,8 @@ pub fn human(fleet: &Fleet<'_>, selector: &[(String, String)]) -> String {
             gpus,
             if r.fabrics.is_empty() { "-".to_string() } else { r.fabrics.join("\n") },
             engines,
-            r.memory_total_mb.map_or("-".to_string(), |m| format!("{} GB", m / 1024)),
-            r.disk_free_bytes.map_or("-".to_string(), |b| format!("{} GB", b >> 30)),
+            r.memory_total_mb.map_or("-".to_string(), |m| super::binary_size(m.saturating_mul(1 << 20))),
+            r.disk_free_bytes.map_or("-".to_string(), super::binary_size),
         ]);
     }
     let all = fleet.node_count() as usize;

@@ -25,14 +25,67 @@ pub enum Rejections {
     None,
 }
 
-pub fn json<W: std::io::Write>(out: W, names: &Names<'_>, plan: &Plan, form: Rejections) -> std::io::Result<()> {
-    super::write_json(out, &PlaceDoc { names, plan, form })
+pub fn json<W: std::io::Write>(
+    out: W,
+    names: &Names<'_>,
+    plan: &Plan,
+    form: Rejections,
+    inputs: Option<&crate::plan::Inputs>,
+) -> std::io::Result<()> {
+    super::write_json(out, &PlaceDoc { names, plan, form, inputs })
 }
 
 struct PlaceDoc<'a> {
     names: &'a Names<'a>,
     plan: &'a Plan,
     form: Rejections,
+    inputs: Option<&'a crate::plan::Inputs>,
+}
+
+/// A replica that already runs, where it really is.
+#[derive(Serialize)]
+struct ExistingJson<'a> {
+    model: &'a str,
+    replica: u32,
+    profile: Option<&'a str>,
+    nodes: Vec<ExistingAt<'a>>,
+}
+
+#[derive(Serialize)]
+struct ExistingAt<'a> {
+    node: &'a str,
+    gpus: &'a [u32],
+    #[serde(skip_serializing_if = "<[u32]>::is_empty")]
+    mig_devices: &'a [u32],
+}
+
+/// The replicas that already run: allocations naming a catalog model and
+/// an index below its `replicas`, models in catalog order, replicas by
+/// index, nodes by id. A plan is the whole desired state: render writes
+/// these beside the new placements.
+fn existing<'a>(names: &Names<'a>) -> Vec<ExistingJson<'a>> {
+    use std::collections::{BTreeMap, HashMap};
+    let models: HashMap<&str, usize> =
+        names.catalog.models.iter().enumerate().map(|(i, m)| (m.name.as_str(), i)).collect();
+    let mut found: BTreeMap<(usize, u32), ExistingJson<'a>> = BTreeMap::new();
+    for node in &names.fleet.inv.nodes {
+        for a in &node.allocations {
+            let Some(&mi) = models.get(a.model.as_str()) else { continue };
+            let m = &names.catalog.models[mi];
+            if a.replica >= m.replicas {
+                continue;
+            }
+            let e = found.entry((mi, a.replica)).or_insert_with(|| ExistingJson {
+                model: &m.name,
+                replica: a.replica,
+                profile: None,
+                nodes: Vec::new(),
+            });
+            e.profile = e.profile.or(a.profile.as_deref());
+            e.nodes.push(ExistingAt { node: &node.id, gpus: &a.gpus, mig_devices: &a.mig_devices });
+        }
+    }
+    found.into_values().collect()
 }
 
 /// A value computed once and written wherever it is shared.
@@ -47,6 +100,8 @@ impl<T: Serialize> Serialize for Shared<T> {
 struct UnplacedJson<'a> {
     model: &'a str,
     replica: u32,
+    /// The last replica of a run said once (grouped and none forms only).
+    through: Option<u32>,
     full: Option<Vec<RejectionJson<'a>>>,
     grouped: Option<Shared<Vec<ReasonGroup<'a>>>>,
     closest: Shared<Vec<Closest<'a>>>,
@@ -58,6 +113,9 @@ impl Serialize for UnplacedJson<'_> {
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("model", self.model)?;
         m.serialize_entry("replica", &self.replica)?;
+        if let Some(through) = &self.through {
+            m.serialize_entry("through", through)?;
+        }
         if let Some(full) = &self.full {
             m.serialize_entry("rejections", full)?;
         }
@@ -75,16 +133,59 @@ type Computed<'a> = (*const Why, Rc<Vec<ReasonGroup<'a>>>, Rc<Vec<Closest<'a>>>)
 /// The unplaced replicas in order, each with what the plan had placed
 /// before it. Replicas left out for one shared reason (the same `Why`)
 /// with nothing placed in between share their grouped reasons and closest
-/// misses, computed once.
-struct Unplaced<'n, 'a> {
-    names: &'n Names<'a>,
-    decisions: std::slice::Iter<'n, Decision>,
+/// misses, computed once. In the grouped and none forms, a run of them
+/// (one model, consecutive indices, the same reasons and closest misses)
+/// is one entry, `replica` to `through`: a million replicas left out for
+/// one reason cost one entry, not a million.
+struct Unplaced<'a> {
+    names: &'a Names<'a>,
+    decisions: std::iter::Peekable<std::slice::Iter<'a, Decision>>,
     form: Rejections,
     so_far: SoFar<'a>,
     last: Option<Computed<'a>>,
 }
 
-impl<'a> Iterator for Unplaced<'_, 'a> {
+impl<'a> Unplaced<'a> {
+    /// The grouped reasons (empty unless that form is asked for) and the
+    /// closest misses of `why`, reusing the last ones computed for it.
+    fn computed(&mut self, model: u32, why: &Arc<Why>) -> (Rc<Vec<ReasonGroup<'a>>>, Rc<Vec<Closest<'a>>>) {
+        let key = Arc::as_ptr(why);
+        if let Some((k, g, c)) = &self.last
+            && *k == key
+        {
+            return (g.clone(), c.clone());
+        }
+        let g = if self.form == Rejections::Grouped {
+            Rc::new(grouped(self.names, model, &why.rejections))
+        } else {
+            Rc::new(Vec::new())
+        };
+        let c = Rc::new(closest(self.names, model, why, &self.so_far));
+        self.last = Some((key, g.clone(), c.clone()));
+        (g, c)
+    }
+
+    /// The last replica of the run that starts at `replica`: the unplaced
+    /// decisions that follow it directly, for the next indices of the same
+    /// model, saying the same.
+    fn run_end(&mut self, model: u32, replica: u32, said: &(Rc<Vec<ReasonGroup<'a>>>, Rc<Vec<Closest<'a>>>)) -> u32 {
+        let mut end = replica;
+        while let Some(Decision::Unplaced { model: m, replica: r, why }) = self.decisions.peek().copied() {
+            if *m != model || Some(*r) != end.checked_add(1) {
+                break;
+            }
+            let next = self.computed(model, why);
+            if !(Rc::ptr_eq(&next.0, &said.0) && Rc::ptr_eq(&next.1, &said.1)) && next != *said {
+                break;
+            }
+            end = *r;
+            self.decisions.next();
+        }
+        end
+    }
+}
+
+impl<'a> Iterator for Unplaced<'a> {
     type Item = UnplacedJson<'a>;
 
     fn next(&mut self) -> Option<UnplacedJson<'a>> {
@@ -95,24 +196,19 @@ impl<'a> Iterator for Unplaced<'_, 'a> {
                     self.last = None;
                 }
                 Decision::Unplaced { model, replica, why } => {
-                    let key = Arc::as_ptr(why);
-                    let (grouped, closest) = match &self.last {
-                        Some((k, g, c)) if *k == key => (g.clone(), c.clone()),
-                        _ => {
-                            let g = if self.form == Rejections::Grouped {
-                                Rc::new(grouped(self.names, *model, &why.rejections))
-                            } else {
-                                Rc::new(Vec::new())
-                            };
-                            let c = Rc::new(closest(self.names, *model, why, &self.so_far));
-                            self.last = Some((key, g.clone(), c.clone()));
-                            (g, c)
+                    let said = self.computed(*model, why);
+                    let names = self.names;
+                    let through = match self.form {
+                        Rejections::Full => None,
+                        Rejections::Grouped | Rejections::None => {
+                            Some(self.run_end(*model, *replica, &said)).filter(|end| end != replica)
                         }
                     };
-                    let names = self.names;
+                    let (grouped, closest) = said;
                     return Some(UnplacedJson {
                         model: &names.model(*model).name,
                         replica: *replica,
+                        through,
                         full: (self.form == Rejections::Full)
                             .then(|| why.rejections.iter().map(|r| names.rejection_json(*model, r)).collect()),
                         grouped: (self.form == Rejections::Grouped).then_some(Shared(grouped)),
@@ -141,19 +237,23 @@ impl Serialize for PlaceDoc<'_> {
         });
         let unplaced = Unplaced {
             names,
-            decisions: self.plan.decisions.iter(),
+            decisions: self.plan.decisions.iter().peekable(),
             form: self.form,
             so_far: SoFar::default(),
             last: None,
         };
         let sum = &self.plan.summary;
-        let mut st = s.serialize_struct("Plan", 3)?;
+        let mut st = s.serialize_struct("Plan", 5)?;
         st.serialize_field("placements", &SeqOf::new(placements))?;
+        st.serialize_field("existing", &existing(names))?;
         st.serialize_field("unplaced", &SeqOf::new(unplaced))?;
         st.serialize_field(
             "summary",
             &SummaryJson { wanted: sum.wanted, existing: sum.existing, placed: sum.placed, unplaced: sum.unplaced },
         )?;
+        if let Some(inputs) = self.inputs {
+            st.serialize_field("inputs", inputs)?;
+        }
         st.end()
     }
 }
@@ -218,14 +318,17 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
     for s in &plan.surplus {
         let nodes: Vec<&str> = s.nodes.iter().map(|&n| names.node(n)).collect();
         let m = names.model(s.model);
+        let effect = match m.replicas_per_node {
+            1 => format!("keeps other replicas off {}", if nodes.len() == 1 { "it" } else { "them" }),
+            k => format!("counts towards replicas_per_node = {k} there"),
+        };
         let _ = writeln!(
             out,
-            "\n{} replica {} is surplus (the catalog asks for {}); it stays on {} and keeps other replicas off {}",
+            "\n{} replica {} is surplus (the catalog asks for {}); it stays on {} and {effect}",
             m.name,
             s.replica,
             m.replicas,
             nodes.join(", "),
-            if nodes.len() == 1 { "it" } else { "them" },
         );
     }
     let sum = &plan.summary;

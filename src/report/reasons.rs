@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::Names;
+use crate::catalog::Profile;
+use crate::inventory::Node;
 use crate::placement::{Decision, Placement, Pool, PoolTally, Reason, Rejection, Why};
 
 /// One reason within one profile and pool, and the nodes it applies to.
@@ -17,13 +19,20 @@ pub struct ReasonGroup<'a> {
     pub pool: String,
     pub reason: String,
     pub count: usize,
-    pub nodes: Vec<&'a str>,
+    pub nodes: Vec<&'a serde_json::value::RawValue>,
+}
+
+impl PartialEq for ReasonGroup<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.profile, &self.pool, &self.reason, self.count) == (other.profile, &other.pool, &other.reason, other.count)
+            && self.nodes.iter().map(|n| n.get()).eq(other.nodes.iter().map(|n| n.get()))
+    }
 }
 
 /// Groups rejections: per profile and pool in the order tried, one entry
 /// per distinct reason, most nodes first, ties by first occurrence. The
 /// counts of a pool add up to the rejections recorded for it.
-pub fn grouped<'a>(names: &Names<'a>, model: u32, rejections: &[Rejection]) -> Vec<ReasonGroup<'a>> {
+pub fn grouped<'a>(names: &'a Names<'_>, model: u32, rejections: &[Rejection]) -> Vec<ReasonGroup<'a>> {
     // Per (profile, pool) in the order tried: each reason and its nodes.
     type ByReason = Vec<(Reason, Vec<Option<u32>>)>;
     let mut pools: Vec<(u32, Pool, ByReason)> = Vec::new();
@@ -52,7 +61,7 @@ pub fn grouped<'a>(names: &Names<'a>, model: u32, rejections: &[Rejection]) -> V
                 pool: names.pool(pool, prof),
                 reason: names.reason(reason, prof),
                 count: nodes.len(),
-                nodes: nodes.iter().flatten().map(|&n| names.node(n)).collect(),
+                nodes: nodes.iter().flatten().map(|&n| names.node_json(n)).collect(),
             });
         }
     }
@@ -60,14 +69,14 @@ pub fn grouped<'a>(names: &Names<'a>, model: u32, rejections: &[Rejection]) -> V
 }
 
 /// A replica placed earlier in this plan, holding GPUs on a near node.
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, PartialEq)]
 pub struct Taken<'a> {
     pub model: &'a str,
     pub replica: u32,
     pub gpus: Vec<u32>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, PartialEq)]
 pub struct Near<'a> {
     pub node: &'a str,
     pub free: u32,
@@ -77,7 +86,7 @@ pub struct Near<'a> {
 
 /// Per profile and pool tried: how many nodes qualified against how many
 /// the profile needs, and the nodes that failed only for free GPUs.
-#[derive(Serialize)]
+#[derive(Serialize, PartialEq)]
 pub struct Closest<'a> {
     pub profile: &'a str,
     pub pool: String,
@@ -134,6 +143,7 @@ pub fn closest_of<'a>(
                     (Some(n), Reason::Gpus { free } | Reason::Mig { free }) => Some((n, free)),
                     _ => None,
                 })
+                .filter(|&(n, _)| has_hardware(names.fleet.node(n), prof))
                 .collect();
             // Most free first; ties keep the order tried.
             near.sort_by_key(|&(_, free)| std::cmp::Reverse(free));
@@ -151,6 +161,18 @@ pub fn closest_of<'a>(
             }
         })
         .collect()
+}
+
+/// Whether the node has any GPU of the profile's class (healthy or not, in
+/// MIG mode or not), and for a MIG profile a device of that profile on one:
+/// freeing GPUs of a class a node lacks is not a step an operator can take,
+/// so such a node is never a closest miss.
+fn has_hardware(node: &Node, prof: &Profile) -> bool {
+    let Some(class) = prof.gpu_class.as_deref() else { return true };
+    node.gpus.iter().filter(|g| g.class == class).any(|g| match &prof.mig_profile {
+        None => true,
+        Some(mig) => g.mig_devices.iter().any(|d| &d.profile == mig),
+    })
 }
 
 /// Walks a plan's decisions with the placements made before each.

@@ -56,9 +56,12 @@ const REPLICA: &str = ",llmgw.io/replica=";
 const PROFILE: &str = ",llmgw.io/profile=";
 
 /// llmgw's identity in a job comment; `None` when the comment is not
-/// llmgw's. The model comes first and may hold any character, `,` and `=`
-/// included; the replica is the first `,llmgw.io/replica=<digits>` followed
-/// by `,llmgw.io/profile=` or the end; the profile is all the rest.
+/// llmgw's. Render %XX-escapes every byte of a name but plain ones, so a
+/// comma or an equals sign in a name arrives escaped; a comment written by
+/// hand may still hold them raw: the model comes first and may hold any
+/// character, the replica is the first `,llmgw.io/replica=<digits>`
+/// followed by `,llmgw.io/profile=` or the end, the profile is the rest.
+/// Names are unescaped after the split.
 pub fn identity(comment: &str) -> Option<Result<Identity, String>> {
     let rest = comment.trim().strip_prefix(MODEL)?;
     let bad = || format!("the comment `{}` is not llmgw's `{MODEL}<model>{REPLICA}<r>{PROFILE}<p>`", comment.trim());
@@ -76,14 +79,44 @@ pub fn identity(comment: &str) -> Option<Result<Identity, String>> {
         } else {
             continue;
         };
-        let model = &rest[..at];
         let Ok(replica) = after[..digits].parse::<u32>() else { continue };
-        if model.is_empty() || profile.as_deref() == Some("") {
+        let profile = match profile.map(|p| unescape(&p)) {
+            None => None,
+            Some(Some(p)) => Some(p),
+            Some(None) => return Some(Err(bad())),
+        };
+        let Some(model) = unescape(&rest[..at]) else { return Some(Err(bad())) };
+        if model.is_empty()
+            || profile.as_deref() == Some("")
+            || model.chars().chain(profile.iter().flat_map(|p| p.chars())).any(char::is_control)
+        {
             return Some(Err(bad()));
         }
-        return Some(Ok(Identity { model: model.to_string(), replica, profile }));
+        return Some(Ok(Identity { model, replica, profile }));
     }
     Some(Err(bad()))
+}
+
+/// `%XX` escapes back to their bytes (`%2C` -> `,`); a `%` not followed by
+/// two hex digits stays as it is. `None` when the bytes are not UTF-8.
+fn unescape(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (b[i], b.get(i + 1).copied().and_then(hex), b.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 fn phase(words: &[String]) -> Phase {
@@ -328,6 +361,18 @@ mod tests {
             identity("llmgw.io/model=x,llmgw.io/replica=y,llmgw.io/replica=1,llmgw.io/profile=p"),
             id("x,llmgw.io/replica=y", 1, Some("p"))
         );
+    }
+
+    #[test]
+    fn names_render_escaped_are_unescaped() {
+        // What render writes for the model `a b,c=d` and the profile `p'1`.
+        assert_eq!(
+            identity("llmgw.io/model=a%20b%2Cc%3Dd,llmgw.io/replica=0,llmgw.io/profile=p%271"),
+            id("a b,c=d", 0, Some("p'1"))
+        );
+        assert_eq!(identity("llmgw.io/model=100%,llmgw.io/replica=0"), id("100%", 0, None));
+        assert!(matches!(identity("llmgw.io/model=%0A,llmgw.io/replica=0"), Some(Err(_))));
+        assert!(matches!(identity("llmgw.io/model=%FF,llmgw.io/replica=0"), Some(Err(_))));
     }
 
     #[test]

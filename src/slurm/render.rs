@@ -1,102 +1,281 @@
-//! Slurm as the runtime of a plan: one sbatch script per placed replica,
-//! held to exactly the planned nodes, one task a node, the GPUs asked for
-//! by the gres type the node reports. See docs/slurm.md.
+//! Slurm as the runtime of a plan: one sbatch script per replica, held to
+//! exactly its planned nodes, one task a node, the GPUs asked for by the
+//! planned GPUs' own gres type, the CPUs and memory its share of the node,
+//! and ports of its own on every node it shares with another replica. See
+//! docs/slurm.md and docs/serving.md.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::catalog::{Catalog, Profile};
-use crate::diag::Diag;
-use crate::inventory::Inventory;
-use crate::kubernetes::render::{Launch, Placed, hcas, resolve, serve};
+use crate::diag::{Code, Diag};
+use crate::inventory::Node;
+use crate::launch::{self, Platform, Ports, Role, Spec, quote, words};
+use crate::plan::{Entry, Plan};
+use crate::render::names::{self, Want};
+use crate::render::out::{File, HEADER};
+use crate::render::{Endpoint, Job, Resolved};
 
-/// One script: its file name and text.
-pub struct Script {
-    pub name: String,
-    pub text: String,
+/// What `render slurm` is told besides the plan: sbatch options passed
+/// through, where logs go, and whether profiles' images run under pyxis.
+#[derive(Default)]
+pub struct Settings {
+    pub log_dir: Option<String>,
+    pub partition: Option<String>,
+    pub account: Option<String>,
+    pub qos: Option<String>,
+    pub time: Option<String>,
+    pub pyxis: bool,
 }
 
-/// Under Slurm the leader is the first node of the job, whose address each
-/// task reads from `LLMGW_LEADER`; a task's rank is its node's index.
-const SLURM: Launch = Launch { leader_address: "$LLMGW_LEADER", rank: "$SLURM_NODEID" };
+/// Every task of a job learns the leader from `LLMGW_LEADER` (the job's
+/// first node, set by the script) and its rank from Slurm.
+const SLURM: Platform = Platform { leader: "LLMGW_LEADER", rank: "SLURM_NODEID" };
 
-/// A word for the shell, single-quoted.
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+/// What render writes: the scripts, their endpoints, what to warn of.
+pub struct Rendered<'a> {
+    pub scripts: Vec<File>,
+    pub endpoints: Vec<Endpoint<'a>>,
+    pub warnings: Vec<Diag>,
 }
 
-/// `llmgw-<model>-r<replica>`, with anything odd in the model name made `-`.
-fn job_name(model: &str, replica: u32) -> String {
-    let m: String = model
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
+/// Job names (`llmgw-<model>-r<replica>`, cut and sanitised, kept apart by
+/// a hash where two would be equal), the same for render and `--stop`.
+pub fn job_names(entries: &[&Entry]) -> Vec<String> {
+    let wants: Vec<Want> = entries
+        .iter()
+        .map(|e| Want {
+            identity: format!("{}/{}", e.model, e.replica),
+            head: format!("llmgw-{}", names::job(&e.model)),
+            suffix: format!("-r{}", e.replica),
+            // Within a file name's 255 bytes, with room for `.sbatch`.
+            max: 128,
+        })
         .collect();
-    format!("llmgw-{m}-r{replica}")
+    names::unique(&wants)
 }
 
-/// `gpu:<type>:<count>` for one node's share: the type the node's gres
-/// reports (label `slurm/gres-type`), else the GPU class.
-fn gres(p: &Placed, prof: &Profile, inv: &Inventory) -> Option<String> {
-    let first = &p.nodes[0];
-    let count = first.gpus.len();
-    if count == 0 {
-        return None;
+/// The comment that says which replica a job is: authoritative where the
+/// job name was cut. Names are written as they are where they hold only
+/// plain characters; any other byte is %XX-escaped, so a name with a
+/// comma, a space or a quote cannot break the `#SBATCH` line or the
+/// key=value list.
+pub fn comment(model: &str, replica: u32, profile: &str) -> String {
+    format!("llmgw.io/model={},llmgw.io/replica={replica},llmgw.io/profile={}", escape(model), escape(profile))
+}
+
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'/' | b':' | b'@' | b'+') {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
     }
-    let node = inv.nodes.iter().find(|n| n.id == first.node)?;
-    let ty = node.labels.get("slurm/gres-type").cloned().or_else(|| {
-        prof.gpu_class.clone().or_else(|| node.gpus.iter().find(|g| g.index == first.gpus[0]).map(|g| g.class.clone()))
-    });
-    Some(match ty {
-        Some(t) => format!("gpu:{t}:{count}"),
-        None => format!("gpu:{count}"),
-    })
+    out
 }
 
-fn script(p: &Placed, prof: &Profile, model_source: Option<&str>, inv: &Inventory) -> Script {
-    let name = job_name(&p.model, p.replica);
-    let source = prof.source.as_deref().or(model_source).unwrap_or(&p.model);
-    let nodes = u32::try_from(p.nodes.len()).unwrap_or(u32::MAX);
-    let nodelist: Vec<&str> = p.nodes.iter().map(|a| a.node.as_str()).collect();
+/// Ports given out per node, in plan order: a replica takes, on all of its
+/// nodes, the first port from its wanted one up that none of them uses.
+#[derive(Default)]
+struct PortBook<'a> {
+    used: BTreeMap<&'a str, Vec<u16>>,
+}
+
+impl<'a> PortBook<'a> {
+    fn take(&mut self, nodes: &[&'a str], from: u16) -> u16 {
+        let mut p = from;
+        while nodes.iter().any(|n| self.used.get(n).is_some_and(|u| u.contains(&p))) && p < u16::MAX {
+            p += 1;
+        }
+        for n in nodes {
+            self.used.entry(n).or_default().push(p);
+        }
+        p
+    }
+}
+
+/// The order Slurm gives a job's nodes (and so `SLURM_NODEID` 0, the
+/// leader): by name, numbers compared as numbers (gpu9 before gpu10).
+fn slurm_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let split = |s: &str| {
+        let digits = s.len() - s.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (head, num) = s.split_at(s.len() - digits);
+        (head.to_string(), num.parse::<u128>().unwrap_or(0), num.len())
+    };
+    split(a).cmp(&split(b)).then_with(|| a.cmp(b))
+}
+
+/// The scripts that run a resolved plan where it was placed, in plan order.
+pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Result<Rendered<'a>, Vec<Diag>> {
+    let mut errors = settings_values(s);
+    let names = crate::render::names_of(r, job_names);
+    let mut book = PortBook::default();
+    let mut out = Rendered { scripts: Vec::new(), endpoints: Vec::new(), warnings: Vec::new() };
+    for (j, name) in r.jobs.iter().zip(names) {
+        if let Some(bad) = j.nodes.iter().find(|n| !plain(&n.id)) {
+            errors.push(
+                Diag::error(
+                    Code::CannotRender,
+                    format!(
+                        "{} r{}: node `{}` cannot be named in a #SBATCH line",
+                        j.entry.model, j.entry.replica, bad.id
+                    ),
+                )
+                .help("Slurm node names hold no spaces, quotes, commas or brackets"),
+            );
+            continue;
+        }
+        let node_ids: Vec<&str> = j.nodes.iter().map(|n| n.id.as_str()).collect();
+        let wanted = Ports::defaults(j.profile);
+        let mut ports = wanted;
+        ports.http = book.take(&node_ids, wanted.http);
+        if launch::needs_ray(j.profile, j.nodes.len()) {
+            ports.ray = book.take(&node_ids, wanted.ray);
+            ports.ray_client = book.take(&node_ids, wanted.ray_client);
+        }
+        if launch::needs_dist(j.profile, j.nodes.len()) {
+            ports.dist = book.take(&node_ids, wanted.dist);
+        }
+        let mut by_slurm = node_ids.clone();
+        by_slurm.sort_by(|a, b| slurm_order(a, b));
+        let url = format!("http://{}:{}", by_slurm[0], ports.http);
+        out.endpoints.push(Endpoint { model: &j.entry.model, replica: j.entry.replica, url: url.clone() });
+        out.scripts.push(File { name: format!("{name}.sbatch"), text: script(j, &name, ports, &url, s) });
+    }
+    if errors.is_empty() { Ok(out) } else { Err(errors) }
+}
+
+/// A value that can stand in a `#SBATCH` line as it is.
+fn plain(v: &str) -> bool {
+    !v.is_empty()
+        && !v.chars().any(|c| c.is_whitespace() || c.is_control() || matches!(c, '\'' | '"' | ',' | '[' | ']' | '#'))
+}
+
+fn settings_values(s: &Settings) -> Vec<Diag> {
+    [
+        ("--log-dir", &s.log_dir),
+        ("--partition", &s.partition),
+        ("--account", &s.account),
+        ("--qos", &s.qos),
+        ("--time", &s.time),
+    ]
+    .into_iter()
+    .filter_map(|(flag, v)| {
+        let v = v.as_deref()?;
+        let ok =
+            !v.is_empty() && !v.chars().any(|c| c.is_whitespace() || c.is_control() || matches!(c, '\'' | '"' | '#'));
+        (!ok).then(|| {
+            Diag::error(
+                Code::BadArgument,
+                format!("{flag} {}: cannot be written in a #SBATCH line", crate::term::escape(v)),
+            )
+            .help("give a value without spaces, quotes or control characters")
+        })
+    })
+    .collect()
+}
+
+/// `gpu:<type>:<count>` for one node's share: the planned GPUs' own gres
+/// type (the GPU name an import from Slurm gives; else the class), a MIG
+/// device's profile for a MIG replica.
+fn gres(j: &Job<'_>) -> Option<String> {
+    let at = &j.entry.nodes[0];
+    let node: &Node = j.nodes[0];
+    let gpu = node.gpus.get(node.gpu_position(*at.gpus.first()?)?)?;
+    let from_slurm = node.labels.contains_key("slurm/gres-type");
+    if let [m] = at.mig_devices.as_slice() {
+        let device = gpu.mig_devices.iter().find(|d| d.index == *m)?;
+        return Some(format!("gpu:{}:1", device.profile));
+    }
+    let ty = if from_slurm { gpu.name.clone() } else { gpu.class.clone() };
+    Some(format!("gpu:{ty}:{}", at.gpus.len()))
+}
+
+fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> String {
+    let e = j.entry;
+    let p = j.profile;
+    let nodes = j.nodes.len();
     let mut t = String::from("#!/bin/bash\n");
+    let _ = writeln!(t, "{HEADER} slurm; the next render into this folder replaces or removes it.");
     let _ = writeln!(t, "#SBATCH --job-name={name}");
+    let _ = writeln!(t, "#SBATCH --comment={}", comment(&e.model, e.replica, &p.name));
     let _ = writeln!(t, "#SBATCH --nodes={nodes}");
-    let _ = writeln!(t, "#SBATCH --nodelist={}", nodelist.join(","));
+    let _ = writeln!(t, "#SBATCH --nodelist={}", j.nodes.iter().map(|n| n.id.as_str()).collect::<Vec<_>>().join(","));
     t.push_str("#SBATCH --ntasks-per-node=1\n");
-    if let Some(g) = gres(p, prof, inv) {
+    let cpus = j.resources.millicpus.map(|m| (m / 1000).max(1));
+    if let Some(c) = cpus {
+        let _ = writeln!(t, "#SBATCH --cpus-per-task={c}");
+    }
+    if let Some(mib) = j.resources.memory_mib {
+        let _ = writeln!(t, "#SBATCH --mem={mib}M");
+    }
+    if let Some(g) = gres(j) {
         let _ = writeln!(t, "#SBATCH --gres={g}");
     }
-    let _ = writeln!(t, "# Written by llmgw for {} replica {} (profile {}).", p.model, p.replica, p.profile);
-    for a in p.nodes.iter().filter(|a| !a.gpus.is_empty()) {
-        let _ = writeln!(t, "# Planned GPUs on {}: {}", a.node, crate::report::join(&a.gpus));
+    let logs = s.log_dir.as_deref().map(|d| format!("{}/", d.trim_end_matches('/'))).unwrap_or_default();
+    let _ = writeln!(t, "#SBATCH --output={logs}%x-%j.out");
+    let _ = writeln!(t, "#SBATCH --error={logs}%x-%j.err");
+    for (flag, v) in [("partition", &s.partition), ("account", &s.account), ("qos", &s.qos), ("time", &s.time)] {
+        if let Some(v) = v {
+            let _ = writeln!(t, "#SBATCH --{flag}={v}");
+        }
+    }
+    let _ = writeln!(t, "# {} replica {} (profile {}), serving at {url}", e.model, e.replica, p.name);
+    for a in e.nodes.iter().filter(|a| !a.gpus.is_empty()) {
+        let _ = writeln!(t, "# Planned GPUs on {}: {} (Slurm picks the indices)", a.node, crate::report::join(&a.gpus));
     }
     t.push_str("set -euo pipefail\n");
-    for (k, v) in &prof.serving.env {
+    for (k, v) in &p.serving.env {
         let _ = writeln!(t, "export {k}={}", quote(v));
     }
-    let hcas = hcas(p);
-    if !hcas.is_empty() {
+    let hcas = launch::hcas(&e.nodes);
+    if nodes > 1 && !hcas.is_empty() {
         let _ = writeln!(t, "export NCCL_IB_HCA={}", quote(&hcas.join(",")));
     }
-    if nodes <= 1 {
-        let _ = writeln!(t, "srun --ntasks=1 bash -c {}", quote(&serve(prof, source, 1, true, &SLURM)));
-    } else {
-        t.push_str(
-            "LLMGW_LEADER=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\nexport LLMGW_LEADER\n",
-        );
-        let leader = serve(prof, source, nodes, true, &SLURM);
-        let worker = serve(prof, source, nodes, false, &SLURM);
-        let each = if leader == worker {
-            leader
-        } else {
-            format!("if [ \"$SLURM_NODEID\" = 0 ]; then {leader}; else {worker}; fi")
-        };
-        let _ = writeln!(t, "srun --ntasks-per-node=1 bash -c {}", quote(&each));
+    // Any node's engine dying ends the job (and so the replica), rather
+    // than leaving the others waiting for it.
+    let mut srun = String::from("srun --kill-on-bad-exit=1 --ntasks-per-node=1");
+    if let Some(c) = cpus {
+        let _ = write!(srun, " --cpus-per-task={c}");
     }
-    Script { name: format!("{name}.sbatch"), text: t }
+    if let (true, Some(image)) = (s.pyxis, &p.serving.image) {
+        let _ = write!(srun, " --container-image={}", quote(image));
+    }
+    let spec = Spec { profile: p, served_name: &e.model, weights: &j.weights, nodes: nodes as u32, ports };
+    if nodes <= 1 {
+        match spec.argv() {
+            Some(argv) => {
+                let _ = writeln!(t, "{srun} {}", words(&argv));
+            }
+            None => {
+                let _ = writeln!(t, "{srun} bash -c {}", quote(&spec.script(Role::Single, &SLURM)));
+            }
+        }
+        return t;
+    }
+    t.push_str("LLMGW_LEADER=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\nexport LLMGW_LEADER\n");
+    let leader = spec.script(Role::Leader, &SLURM);
+    let worker = spec.script(Role::Worker, &SLURM);
+    let each = if leader == worker {
+        leader
+    } else {
+        format!("if [ \"$SLURM_NODEID\" = 0 ]; then\n{leader}\nelse\n{worker}\nfi")
+    };
+    let _ = writeln!(t, "{srun} bash -c {}", quote(&each));
+    t
 }
 
-/// The scripts that run a plan where it was placed, in plan order.
-pub fn render(plan: &[Placed], cat: &Catalog, inv: &Inventory) -> Result<Vec<Script>, Vec<Diag>> {
-    Ok(resolve(plan, cat, inv)?.into_iter().map(|(p, m, prof)| script(p, prof, m.source.as_deref(), inv)).collect())
+/// `scancel` lines for what NEW stops running of OLD.
+pub fn stop_lines(old: &Plan, stopped: &[&Entry]) -> String {
+    let all: Vec<&Entry> = old.entries.iter().collect();
+    let mut out = String::new();
+    for (e, name) in all.iter().zip(job_names(&all)) {
+        if stopped.iter().any(|s| std::ptr::eq(*s, *e)) {
+            let _ = writeln!(out, "scancel --name={}", quote(&name));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -104,9 +283,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn job_names_are_plain() {
-        assert_eq!(job_name("llama-3.1-70b", 2), "llmgw-llama-3.1-70b-r2");
-        assert_eq!(job_name("a b/'c'", 0), "llmgw-a-b--c--r0");
-        assert_eq!(quote("it's"), "'it'\\''s'");
+    fn comments_escape_what_would_break_them() {
+        assert_eq!(
+            comment("llama-3.1-70b", 2, "h100-tp4"),
+            "llmgw.io/model=llama-3.1-70b,llmgw.io/replica=2,llmgw.io/profile=h100-tp4"
+        );
+        assert_eq!(
+            comment("a b,c=d", 0, "p'1"),
+            "llmgw.io/model=a%20b%2Cc%3Dd,llmgw.io/replica=0,llmgw.io/profile=p%271"
+        );
+    }
+
+    #[test]
+    fn slurm_orders_numbers_as_numbers() {
+        let mut v = vec!["gpu10", "gpu9", "cpu1", "gpu09a"];
+        v.sort_by(|a, b| slurm_order(a, b));
+        assert_eq!(v, ["cpu1", "gpu9", "gpu10", "gpu09a"]);
+    }
+
+    #[test]
+    fn ports_skip_what_a_node_already_gave_out() {
+        let mut b = PortBook::default();
+        assert_eq!(b.take(&["n1"], 8000), 8000);
+        assert_eq!(b.take(&["n1"], 8000), 8001);
+        assert_eq!(b.take(&["n2"], 8000), 8000);
+        assert_eq!(b.take(&["n1", "n2"], 8000), 8002);
+        assert_eq!(b.take(&["n2"], 8001), 8001);
     }
 }

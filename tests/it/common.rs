@@ -69,3 +69,10 @@ pub fn assert_each_refused(dir: &Path, cases: Vec<(&str, String, &str)>, import:
         assert!(out.stdout.is_empty(), "{name}: wrote something");
     }
 }
+
+/// Tests that submit jobs to the test Slurm cluster take turns: a job of one
+/// holding GPUs the other planned would leave the other's jobs pending.
+pub fn slurm_cluster_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

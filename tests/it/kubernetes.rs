@@ -131,137 +131,44 @@ fn discover_then_label_then_import_gives_the_node_back() {
     assert_eq!(peers(a), vec![serde_json::json!([1]), serde_json::json!([0])]);
 }
 
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
-use llmgw::kubernetes::render::LeaderWorkerSet;
 
-/// The objects of a rendered YAML stream, as JSON.
-fn documents(text: &str) -> Vec<serde_json::Value> {
-    text.split("---\n").filter(|d| !d.trim().is_empty()).map(|d| llmgw::kubernetes::yaml_to_json(d).unwrap()).collect()
-}
-
-/// A fleet with two DGX nodes on one fabric, a MIG A100 (mixed) and a CPU node.
-fn render_fleet(dir: &std::path::Path) -> std::path::PathBuf {
-    let dgx = dir.join("dgx.toml");
-    run(&["inventory", "synth", "dgx-h100:2@ib-east", "cpu:1", "--prefix", "k", "-o", dgx.to_str().unwrap()]);
-    let mig = write(
-        dir,
-        "mig.toml",
-        "[[node]]\nid = \"a100-mig\"\nlabels = { \"nvidia.com/mig.strategy\" = \"mixed\" }\nengines = { vllm = \"0.6.3\" }\n\
-         [[node.gpu]]\nindex = 0\nname = \"NVIDIA A100-SXM4-80GB\"\nmig = true\n\
-         [[node.gpu.mig_device]]\nindex = 0\nprofile = \"1g.10gb\"\n[[node.gpu.mig_device]]\nindex = 1\nprofile = \"1g.10gb\"\n",
-    );
-    let fleet = dir.join("fleet.toml");
-    run(&["inventory", "merge", dgx.to_str().unwrap(), mig.to_str().unwrap(), "-o", fleet.to_str().unwrap()]);
-    fleet
-}
-
-const RENDER_CATALOG: &str = "[[model]]\nname = \"deepseek-v3\"\nsource = \"deepseek-ai/DeepSeek-V3\"\n\
-[[model.profile]]\nname = \"2x8\"\nengine = \"sglang\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\nnodes = 2\n\
-[[model]]\nname = \"llama-3.1-8b\"\n[[model.profile]]\nname = \"mig\"\nengine = \"vllm\"\ngpu_class = \"a100-sxm4-80gb\"\nmig_profile = \"1g.10gb\"\n\
-[[model]]\nname = \"qwen2.5-7b-gguf\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\nsource = \"q.gguf\"\nimage = \"example.com/llama:1\"\n";
-
-#[test]
-fn rendered_objects_read_back_into_typed_kubernetes_objects() {
-    let dir = tempfile::tempdir().unwrap();
-    let fleet = render_fleet(dir.path());
-    let catalog = write(dir.path(), "c.toml", RENDER_CATALOG);
-    let plan = dir.path().join("plan.json");
-    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
-    assert_eq!(code(&out), 0, "{}", transcript(&out));
-    let args = [
-        "render",
-        "kubernetes",
-        plan.to_str().unwrap(),
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "-i",
-        fleet.to_str().unwrap(),
-    ];
-    let out = run(&args);
-    assert_eq!(code(&out), 0, "{}", transcript(&out));
-    assert_eq!(stdout(&run(&args)), stdout(&out), "byte-identical from run to run");
-    let docs = documents(&stdout(&out));
-    assert_eq!(docs.len(), 3);
-    // The 2x8 replica: a LeaderWorkerSet of 2, only on its nodes, one a node.
-    let lws: LeaderWorkerSet = serde_json::from_value(docs[0].clone()).unwrap();
-    assert_eq!(lws.api_version, "leaderworkerset.x-k8s.io/v1");
-    assert_eq!(lws.spec.leader_worker_template.size, 2);
-    let pod = lws.spec.leader_worker_template.worker_template.spec.unwrap();
-    let affinity = pod.affinity.unwrap();
-    let hosts = affinity
-        .node_affinity
-        .unwrap()
-        .required_during_scheduling_ignored_during_execution
-        .unwrap()
-        .node_selector_terms[0]
-        .match_expressions
-        .clone()
-        .unwrap()[0]
-        .values
-        .clone()
-        .unwrap();
-    assert_eq!(hosts, ["k-0001", "k-0002"]);
-    assert!(affinity.pod_anti_affinity.is_some());
-    let c = &pod.containers[0];
-    let env = c.env.clone().unwrap();
-    assert!(env.iter().any(|e| e.name == "NCCL_IB_HCA"
-        && e.value.as_deref() == Some("mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7")));
-    assert!(c.command.as_ref().unwrap()[2].contains("--tp 16 --nnodes 2"), "{:?}", c.command);
-    assert_eq!(c.resources.as_ref().unwrap().limits.as_ref().unwrap()["nvidia.com/gpu"].0, "8");
-    assert_eq!(lws.metadata.annotations.unwrap()["llmgw.io/gpus"], "k-0001=0,1,2,3,4,5,6,7;k-0002=0,1,2,3,4,5,6,7");
-    // The MIG replica: a Deployment pinned to its node, one MIG device.
-    let mig: Deployment = serde_json::from_value(docs[1].clone()).unwrap();
-    let spec = mig.spec.unwrap().template.spec.unwrap();
-    assert_eq!(spec.node_selector.unwrap()["kubernetes.io/hostname"], "a100-mig");
-    assert_eq!(
-        spec.containers[0].resources.as_ref().unwrap().limits.as_ref().unwrap()["nvidia.com/mig-1g.10gb"].0,
-        "1"
-    );
-    assert_eq!(mig.metadata.annotations.unwrap()["llmgw.io/mig-devices"], "a100-mig=0:0");
-    // The CPU replica: its own image, no GPU limits.
-    let cpu: Deployment = serde_json::from_value(docs[2].clone()).unwrap();
-    let c = &cpu.spec.unwrap().template.spec.unwrap().containers[0];
-    assert_eq!(c.image.as_deref(), Some("example.com/llama:1"));
-    assert!(c.resources.is_none());
-    // -o DIR: one file per replica.
-    let out_dir = dir.path().join("manifests");
-    let mut a = args.to_vec();
-    a.extend(["-o", out_dir.to_str().unwrap()]);
-    assert_eq!(code(&run(&a)), 0);
-    let mut files: Vec<String> =
-        std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    files.sort();
-    assert_eq!(files, ["llmgw-deepseek-v3-r0.yaml", "llmgw-llama-3-1-8b-r0.yaml", "llmgw-qwen2-5-7b-gguf-r0.yaml"]);
-}
-
-/// The pods a controller would make of a rendered object, bound to its nodes.
-fn pods_of(doc: &serde_json::Value, plan: &serde_json::Value) -> Vec<Pod> {
+/// The pods a controller would make of a rendered object, bound to its
+/// nodes: a Deployment's one pod, or a LeaderWorkerSet's leader (on the
+/// first planned node) and workers.
+pub fn pods_of(doc: &serde_json::Value, plan: &serde_json::Value) -> Vec<Pod> {
+    if doc["kind"] == "Service" {
+        return Vec::new();
+    }
     let name = doc["metadata"]["name"].as_str().unwrap();
-    let template = if doc["kind"] == "Deployment" {
-        doc["spec"]["template"].clone()
-    } else {
-        doc["spec"]["leaderWorkerTemplate"]["workerTemplate"].clone()
-    };
     let (model, replica) = (
         doc["metadata"]["annotations"]["llmgw.io/model"].clone(),
         doc["metadata"]["labels"]["llmgw.io/replica"].clone(),
     );
-    let placed = plan["placements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["model"] == model && p["replica"].as_u64().map(|r| r.to_string()).as_deref() == replica.as_str())
-        .unwrap();
+    let is = |p: &&serde_json::Value| {
+        p["model"] == model && p["replica"].as_u64().map(|r| r.to_string()).as_deref() == replica.as_str()
+    };
+    // What already runs keeps its pods: applying the same object again
+    // changes nothing there.
+    if plan["existing"].as_array().unwrap().iter().any(|p| is(&p)) {
+        return Vec::new();
+    }
+    let placed = plan["placements"].as_array().unwrap().iter().find(is).unwrap();
     placed["nodes"]
         .as_array()
         .unwrap()
         .iter()
         .enumerate()
         .map(|(i, n)| {
+            let template = match (doc["kind"].as_str(), i) {
+                (Some("Deployment"), _) => doc["spec"]["template"].clone(),
+                (_, 0) => doc["spec"]["leaderWorkerTemplate"]["leaderTemplate"].clone(),
+                _ => doc["spec"]["leaderWorkerTemplate"]["workerTemplate"].clone(),
+            };
             let mut pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": template["metadata"].clone(), "spec": template["spec"].clone(), "status": {"phase": "Running"}});
             pod["metadata"]["name"] = format!("{name}-{i}").into();
             pod["metadata"]["namespace"] = "serving".into();
+            pod["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/worker-index"] = i.to_string().into();
             pod["spec"]["nodeName"] = n["node"].clone();
             serde_json::from_value(pod).unwrap()
         })
@@ -310,7 +217,7 @@ fn a_rendered_plan_running_is_a_plan_with_nothing_left_to_place() {
     let fixture: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(root().join(PODS)).unwrap()).unwrap();
     let mut items = fixture["items"].as_array().unwrap().clone();
-    for doc in documents(&stdout(&out)) {
+    for doc in crate::render::documents(&stdout(&out)) {
         items.extend(pods_of(&doc, &plan).into_iter().map(|p| serde_json::to_value(p).unwrap()));
     }
     let pods = write(

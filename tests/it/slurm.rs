@@ -130,7 +130,7 @@ fn plan(dir: &Path, nodes: &str) -> (String, String) {
 
 /// The test controller's slurm.conf, or none: then the test says so on
 /// the terminal (written past libtest's capture) and passes.
-fn controller() -> Option<String> {
+pub fn controller() -> Option<String> {
     use std::io::Write;
     match std::env::var("LLMGW_SLURM_CONF") {
         Ok(conf) if !conf.is_empty() => {
@@ -156,6 +156,7 @@ fn slurm(conf: &str, cmd: &str, args: &[&str]) -> std::process::Output {
 #[test]
 fn a_real_controller_is_imported_and_accepts_the_rendered_scripts() {
     let Some(conf) = controller() else { return };
+    let _cluster = slurm_cluster_lock();
     let dir = tempfile::tempdir().unwrap();
     // A job holding two GPUs of gpu01, so GresUsed names indices.
     let job = slurm(
@@ -180,9 +181,14 @@ fn a_real_controller_is_imported_and_accepts_the_rendered_scripts() {
     slurm(&conf, "scancel", &[&job]);
     assert_eq!(a, b, "the text and the JSON of one controller give one inventory");
     let ids: Vec<&str> = a["node"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["gpu01", "gpu02", "gpu03", "gpu04"]);
+    assert_eq!(ids, ["gpu01", "gpu02", "gpu03", "gpu04", "gpu05"]);
     assert_eq!(a["node"][0]["allocation"][0]["gpus"], serde_json::json!([0, 1]), "{text}");
     assert_eq!(a["node"][3]["state"], "draining");
+    // gpu05 has two gres types, gpu:a100:4,gpu:h100:4: eight GPUs, each named
+    // after its own type.
+    let names: Vec<&str> =
+        a["node"][4]["gpu"].as_array().unwrap().iter().map(|g| g["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["a100", "a100", "a100", "a100", "h100", "h100", "h100", "h100"]);
 
     let (fleet, plan) = plan(dir.path(), js.to_str().unwrap());
     let scripts = dir.path().join("scripts");

@@ -1,0 +1,241 @@
+//! The plan document: what `place --format json` writes, and what `diff`
+//! and `render` read back. Read here once, with the place of every entry,
+//! so that a plan naming one replica twice, or a GPU its node lacks, is
+//! reported where it says so.
+
+use serde::Serialize;
+
+use crate::decode::{Decoder, Table};
+use crate::diag::{Code, Diag, Source};
+use crate::doc::{self, Node, Span};
+
+/// A plan as read: the replicas it runs (those already running first, as
+/// the file lists them, then the new placements), those it leaves
+/// unplaced, and the inputs it was made from.
+#[derive(Debug)]
+pub struct Plan {
+    pub src: Source,
+    pub entries: Vec<Entry>,
+    pub unplaced: Vec<Unplaced>,
+    pub inputs: Option<Inputs>,
+}
+
+/// Whether a replica was placed by this plan or already ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Placed,
+    Existing,
+}
+
+/// One replica the plan runs.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub kind: Kind,
+    pub model: String,
+    pub replica: u32,
+    /// `None` for a running replica whose allocation does not say.
+    pub profile: Option<String>,
+    pub engine: Option<String>,
+    pub nodes: Vec<At>,
+    pub span: Span,
+}
+
+/// One node of a replica, in rank order. Two are equal when they name the
+/// same node, GPUs and MIG devices (adapters and places in a file aside).
+#[derive(Clone, Debug, Serialize)]
+pub struct At {
+    pub node: String,
+    pub gpus: Vec<u32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mig_devices: Vec<u32>,
+    #[serde(skip)]
+    pub hcas: Vec<String>,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+impl PartialEq for At {
+    fn eq(&self, o: &At) -> bool {
+        self.node == o.node && self.gpus == o.gpus && self.mig_devices == o.mig_devices
+    }
+}
+
+impl Eq for At {}
+
+impl Entry {
+    /// Whether two plans run this replica alike: the same nodes, GPUs and
+    /// MIG devices, with the same profile and engine (where both say).
+    pub fn same_as(&self, o: &Entry) -> bool {
+        let agree = |a: &Option<String>, b: &Option<String>| a.is_none() || b.is_none() || a == b;
+        self.nodes == o.nodes && agree(&self.profile, &o.profile) && agree(&self.engine, &o.engine)
+    }
+}
+
+/// What NEW stops of what OLD runs: each replica OLD has (placed or
+/// running) that NEW removes, leaves unplaced, or runs elsewhere or
+/// otherwise — never one NEW lists as running, wherever it says (Slurm
+/// may have given it other GPU indices than OLD planned).
+pub fn stopped<'a>(old: &'a Plan, new: &Plan) -> Vec<&'a Entry> {
+    let now: std::collections::HashMap<(&str, u32), &Entry> =
+        new.entries.iter().map(|n| ((n.model.as_str(), n.replica), n)).collect();
+    old.entries
+        .iter()
+        .filter(|e| match now.get(&(e.model.as_str(), e.replica)) {
+            Some(n) if n.kind == Kind::Existing => false,
+            Some(n) => !n.same_as(e),
+            None => true,
+        })
+        .collect()
+}
+
+/// A run of replicas left unplaced: `replica..=through` (one when equal).
+#[derive(Clone, Debug)]
+pub struct Unplaced {
+    pub model: String,
+    pub replica: u32,
+    pub through: u32,
+    pub span: Span,
+}
+
+/// The sha256 (lower-case hex) of the catalog's and the inventories' bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Inputs {
+    pub catalog: String,
+    pub inventory: String,
+}
+
+const HELP: &str = "give the JSON that `llmgw place --format json` prints (any --rejections form)";
+
+/// Reads a plan. Keys llmgw does not need (reasons, pools, the summary)
+/// are passed over; a replica listed twice is an error at both places.
+pub fn read(src: &Source) -> Result<Plan, Vec<Diag>> {
+    let root = doc::parse(src.text(), doc::Format::Json).map_err(|e| {
+        vec![
+            Diag::error(Code::Syntax, format!("{} is not a plan: {}", src.name(), e.message))
+                .at(src, e.span, "here")
+                .help(HELP),
+        ]
+    })?;
+    let mut dec = Decoder::new(src.clone());
+    let mut plan = Plan { src: src.clone(), entries: Vec::new(), unplaced: Vec::new(), inputs: None };
+    if let Some(mut t) = dec.table(&root, "plan") {
+        let placements = t.require(&mut dec, "placements");
+        let existing = t.get("existing");
+        let unplaced = t.require(&mut dec, "unplaced");
+        if let Some(list) = existing.and_then(|n| dec.array(n, "existing")) {
+            plan.entries.extend(list.iter().filter_map(|n| entry(&mut dec, n, Kind::Existing)));
+        }
+        if let Some(list) = placements.and_then(|n| dec.array(n, "placements")) {
+            plan.entries.extend(list.iter().filter_map(|n| entry(&mut dec, n, Kind::Placed)));
+        }
+        if let Some(list) = unplaced.and_then(|n| dec.array(n, "unplaced")) {
+            plan.unplaced.extend(list.iter().filter_map(|n| unplaced_run(&mut dec, n)));
+        }
+        plan.inputs = t.optional(&mut dec, "inputs", inputs).ok().flatten();
+    }
+    if dec.diags.is_empty() {
+        twice(&mut dec, &plan);
+    }
+    if dec.diags.is_empty() { Ok(plan) } else { Err(dec.diags) }
+}
+
+fn entry(dec: &mut Decoder, n: &Node<'_>, kind: Kind) -> Option<Entry> {
+    let what = if kind == Kind::Placed { "placement" } else { "existing replica" };
+    let mut t = dec.table(n, what)?;
+    let model = t.required(dec, "model", |dec, n| dec.string(n, "model"));
+    let replica = t.required(dec, "replica", |dec, n| dec.uint(n, "replica", u64::from(u32::MAX)));
+    // A running replica's profile is null when its allocation does not say.
+    let profile = match t.get("profile") {
+        Some(p) if matches!(p.value, doc::Value::Null) && kind == Kind::Existing => Ok(None),
+        Some(p) => dec.string(p, "profile").map(Some).ok_or(()),
+        None if kind == Kind::Existing => Ok(None),
+        None => {
+            t.require(dec, "profile");
+            Err(())
+        }
+    };
+    let engine = t.optional(dec, "engine", |dec, n| dec.string(n, "engine"));
+    let nodes = t.require(dec, "nodes").and_then(|n| dec.array(n, "nodes"));
+    let nodes: Option<Vec<At>> = nodes.map(|items| items.iter().filter_map(|n| at(dec, n)).collect());
+    let (model, replica, profile, engine, nodes) = (model?, replica?, profile.ok()?, engine.ok()?, nodes?);
+    if nodes.is_empty() {
+        let message = format!("the plan runs `{model}` replica {replica} on no node");
+        dec.error(Code::MissingField, n.span, message, "no nodes", Some(HELP.into()));
+        return None;
+    }
+    Some(Entry { kind, model, replica: replica as u32, profile, engine, nodes, span: n.span })
+}
+
+fn at(dec: &mut Decoder, n: &Node<'_>) -> Option<At> {
+    let mut t = dec.table(n, "node of a placement")?;
+    let node = t.required(dec, "node", |dec, n| dec.string(n, "node"));
+    let gpus = t.optional(dec, "gpus", |dec, n| dec.uint_list(n, "gpus", u64::from(u32::MAX)));
+    let migs = t.optional(dec, "mig_devices", |dec, n| dec.uint_list(n, "mig_devices", u64::from(u32::MAX)));
+    let hcas = t.optional(dec, "hcas", |dec, n| dec.string_list(n, "hcas"));
+    let indices = |v: Vec<(u64, Span)>| v.into_iter().map(|(i, _)| i as u32).collect::<Vec<u32>>();
+    Some(At {
+        node: node?,
+        gpus: indices(gpus.ok()?.unwrap_or_default()),
+        mig_devices: indices(migs.ok()?.unwrap_or_default()),
+        hcas: hcas.ok()?.unwrap_or_default(),
+        span: n.span,
+    })
+}
+
+fn unplaced_run(dec: &mut Decoder, n: &Node<'_>) -> Option<Unplaced> {
+    let mut t = dec.table(n, "unplaced replica")?;
+    let model = t.required(dec, "model", |dec, n| dec.string(n, "model"));
+    let replica = t.required(dec, "replica", |dec, n| dec.uint(n, "replica", u64::from(u32::MAX)));
+    let through = t.optional(dec, "through", |dec, n| dec.uint(n, "through", u64::from(u32::MAX)));
+    let (model, replica, through) = (model?, replica? as u32, through.ok()?);
+    let through = through.map_or(replica, |t| t as u32);
+    if through < replica {
+        let message = format!("`through` ({through}) is below `replica` ({replica})");
+        dec.error(Code::OutOfRange, n.span, message, "an empty run", Some(HELP.into()));
+        return None;
+    }
+    Some(Unplaced { model, replica, through, span: n.span })
+}
+
+fn inputs(dec: &mut Decoder, n: &Node<'_>) -> Option<Inputs> {
+    let mut t: Table<'_, '_> = dec.table(n, "inputs")?;
+    let catalog = t.required(dec, "catalog", |dec, n| dec.string(n, "catalog"));
+    let inventory = t.required(dec, "inventory", |dec, n| dec.string(n, "inventory"));
+    Some(Inputs { catalog: catalog?, inventory: inventory? })
+}
+
+/// A replica the plan lists twice (placed and placed, placed and running,
+/// placed and unplaced): which one did the operator mean? Runs of
+/// unplaced replicas are compared as ranges, so a run of a million costs
+/// what one entry costs.
+fn twice(dec: &mut Decoder, plan: &Plan) {
+    let mut ranges: Vec<(&str, u32, u32, Span)> = plan
+        .entries
+        .iter()
+        .map(|e| (e.model.as_str(), e.replica, e.replica, e.span))
+        .chain(plan.unplaced.iter().map(|u| (u.model.as_str(), u.replica, u.through, u.span)))
+        .collect();
+    ranges.sort_by(|a, b| (a.0, a.1, a.3.start).cmp(&(b.0, b.1, b.3.start)));
+    let mut last: Option<(&str, u32, Span)> = None;
+    for (model, lo, hi, span) in ranges {
+        match last {
+            Some((m, end, first)) if m == model && lo <= end => {
+                let (again, first) = if span.start > first.start { (span, first) } else { (first, span) };
+                let d = Diag::error(Code::DuplicateReplica, format!("the plan lists `{model}` replica {lo} twice"))
+                    .at(&dec.src, again, "listed again here")
+                    .label(first, "first listed here")
+                    .help("a plan says once where each replica runs: make it again with `llmgw place --format json`");
+                dec.push(d);
+                last = Some((m, end.max(hi), first));
+            }
+            _ => last = Some((model, hi, span)),
+        }
+    }
+}
+
+impl Plan {
+    /// Every replica the plan leaves unplaced, one by one.
+    pub fn unplaced_replicas(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.unplaced.iter().flat_map(|u| (u.replica..=u.through).map(move |r| (u.model.as_str(), r)))
+    }
+}

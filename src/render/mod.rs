@@ -1,0 +1,284 @@
+//! What both renderers share: the plan read, checked against the inventory
+//! it is rendered on, and resolved against the catalog into jobs — each
+//! with its profile, its nodes, where its weights come from, and the CPUs
+//! and memory it asks for. See docs/serving.md.
+
+pub mod check;
+pub mod names;
+pub mod out;
+
+use serde::Serialize;
+
+use crate::catalog::{Catalog, Model, Profile};
+use crate::diag::{Code, Diag};
+use crate::inventory::{Inventory, Node};
+use crate::launch::Weights;
+use crate::plan::{Entry, Plan};
+
+/// A replica ready to render.
+pub struct Job<'a> {
+    pub entry: &'a Entry,
+    pub model: &'a Model,
+    pub profile: &'a Profile,
+    /// The inventory's nodes, in rank order.
+    pub nodes: Vec<&'a Node>,
+    pub weights: Weights,
+    pub resources: Resources,
+}
+
+/// What a replica asks for on each of its nodes; `None`: not known.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Resources {
+    pub millicpus: Option<u64>,
+    pub memory_mib: Option<u64>,
+}
+
+/// The plan's replicas to render, in plan order, and those left out.
+pub struct Resolved<'a> {
+    pub plan: &'a Plan,
+    pub jobs: Vec<Job<'a>>,
+    /// Running replicas no profile of their model fits: not rendered, and
+    /// their files are left as they are.
+    pub skipped: Vec<&'a Entry>,
+    pub warnings: Vec<Diag>,
+}
+
+/// One line of `--endpoints`: where clients reach a replica.
+#[derive(Serialize)]
+pub struct Endpoint<'a> {
+    pub model: &'a str,
+    pub replica: u32,
+    pub url: String,
+}
+
+/// Writes `{"endpoints": [...]}`.
+pub fn endpoints_json(list: &[Endpoint<'_>]) -> String {
+    #[derive(Serialize)]
+    struct Doc<'a, 'b> {
+        endpoints: &'b [Endpoint<'a>],
+    }
+    let mut s = serde_json::to_string_pretty(&Doc { endpoints: list }).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// Checks the plan against the inventory and resolves it against the
+/// catalog; every problem at once, nothing half-done.
+pub fn resolve<'a>(plan: &'a Plan, cat: &'a Catalog, inv: &'a Inventory) -> Result<Resolved<'a>, Vec<Diag>> {
+    let mut errors = check::stale(plan, inv);
+    let mut warnings = Vec::new();
+    if let Some(inputs) = &plan.inputs {
+        let now = crate::load::digest(&[&cat.src]);
+        if inputs.catalog != now {
+            warnings.push(
+                Diag::warning(
+                    Code::OtherCatalog,
+                    format!("{} is not the catalog {} was made from", cat.src.name(), plan.src.name()),
+                )
+                .help("render with the catalog the plan was made from, or place again with this one"),
+            );
+        }
+    }
+    let mut jobs = Vec::with_capacity(plan.entries.len());
+    let mut skipped = Vec::new();
+    for e in &plan.entries {
+        let at = |d: Diag| d.at(&plan.src, e.span, "this replica");
+        let Some(model) = cat.models.iter().find(|m| m.name == e.model) else {
+            errors.push(at(Diag::error(
+                Code::UnknownModel,
+                format!("the plan runs `{}`, which the catalog has not", e.model),
+            )
+            .help("give the catalog the plan was made from")));
+            continue;
+        };
+        let nodes: Vec<&Node> = e.nodes.iter().filter_map(|a| check::find(inv, &a.node)).collect();
+        if nodes.len() != e.nodes.len() {
+            continue; // check::stale said which
+        }
+        let profile = match &e.profile {
+            Some(name) => match model.profiles.iter().find(|p| &p.name == name) {
+                Some(p) => p,
+                None => {
+                    errors.push(at(Diag::error(
+                        Code::UnknownModel,
+                        format!("the plan uses profile `{name}` of `{}`, which the catalog has not", e.model),
+                    )
+                    .help("give the catalog the plan was made from")));
+                    continue;
+                }
+            },
+            None => match fitting_profile(model, e, &nodes) {
+                Some(p) => p,
+                None => {
+                    warnings.push(at(Diag::warning(
+                        Code::NoFittingProfile,
+                        format!(
+                            "{} r{} runs without saying its profile, and no profile of the model fits its GPUs: not rendered",
+                            e.model, e.replica
+                        ),
+                    )
+                    .help("its file in the output folder, if any, is left as it is")));
+                    skipped.push(e);
+                    continue;
+                }
+            },
+        };
+        if e.nodes.len() > 1 && profile.engine.name == "trtllm" {
+            errors.push(at(Diag::error(
+                Code::CannotRender,
+                format!("{} r{}: llmgw does not start trtllm across nodes", e.model, e.replica),
+            )
+            .help("TensorRT-LLM needs an MPI launch with one task per GPU across nodes; use a single-node profile, or vllm or sglang")));
+            continue;
+        }
+        if let Some(d) = control_values(e, profile) {
+            errors.push(at(d));
+            continue;
+        }
+        let weights = weights(e, model, profile, &nodes);
+        let resources = resources(e, profile, &nodes);
+        jobs.push(Job { entry: e, model, profile, nodes, weights, resources });
+    }
+    let unasked: Vec<String> = jobs
+        .iter()
+        .filter(|j| j.resources.millicpus.is_none() || j.resources.memory_mib.is_none())
+        .map(|j| format!("{} r{}", j.entry.model, j.entry.replica))
+        .collect();
+    if !unasked.is_empty() {
+        warnings.push(
+            Diag::warning(
+                Code::NoResources,
+                format!(
+                    "no CPU or memory request for {}: their profiles set no cpus/memory_gb and their nodes report no cpus/memory_total_mb (or they are CPU-only)",
+                    crate::report::shorten(&unasked.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                ),
+            )
+            .help("set `cpus` and `memory_gb` on the profiles, or import the nodes with their CPUs and memory"),
+        );
+    }
+    if errors.is_empty() { Ok(Resolved { plan, jobs, skipped, warnings }) } else { Err(errors) }
+}
+
+/// For a running replica that does not say its profile: the highest
+/// priority profile of its model that fits its GPUs (count, nodes, class,
+/// MIG profile), ties in file order.
+fn fitting_profile<'a>(model: &'a Model, e: &Entry, nodes: &[&Node]) -> Option<&'a Profile> {
+    let fits = |p: &Profile| {
+        p.nodes as usize == e.nodes.len()
+            && e.nodes.iter().zip(nodes).all(|(at, node)| {
+                if p.cpu_only() {
+                    return at.gpus.is_empty();
+                }
+                let class_ok = at
+                    .gpus
+                    .iter()
+                    .all(|g| node.gpu_position(*g).is_some_and(|i| Some(&node.gpus[i].class) == p.gpu_class.as_ref()));
+                let mig_ok = match &p.mig_profile {
+                    None => at.mig_devices.is_empty() && at.gpus.len() == p.gpus_per_node as usize,
+                    Some(m) => {
+                        at.gpus.len() == 1
+                            && at.mig_devices.len() == 1
+                            && node.gpu_position(at.gpus[0]).is_some_and(|i| {
+                                node.gpus[i].mig_devices.iter().any(|d| d.index == at.mig_devices[0] && &d.profile == m)
+                            })
+                    }
+                };
+                class_ok && mig_ok && !at.gpus.is_empty()
+            })
+    };
+    let mut best: Option<&Profile> = None;
+    for p in model.profiles.iter().filter(|p| fits(p)) {
+        if best.is_none_or(|b| p.priority > b.priority) {
+            best = Some(p);
+        }
+    }
+    best
+}
+
+/// A value render would place in a script or manifest that holds a
+/// control character: refused, never quoted around.
+fn control_values(e: &Entry, p: &Profile) -> Option<Diag> {
+    let s = &p.serving;
+    let mut values: Vec<(&str, &str)> = vec![("source", p.source.as_deref().unwrap_or_default())];
+    values.extend(s.image.as_deref().map(|i| ("image", i)));
+    values.extend(s.args.iter().map(|a| ("args", a.as_str())));
+    values.extend(s.env.iter().map(|(_, v)| ("env", v.as_str())));
+    values.extend(e.nodes.iter().flat_map(|a| a.hcas.iter()).map(|h| ("adapter", h.as_str())));
+    values.extend(e.nodes.iter().map(|a| ("node", a.node.as_str())));
+    let (what, v) = values.into_iter().find(|(_, v)| v.chars().any(char::is_control))?;
+    Some(
+        Diag::error(
+            Code::ControlCharacter,
+            format!("{} r{}: its {what} `{}` holds a control character", e.model, e.replica, crate::term::escape(v)),
+        )
+        .help("render writes this value into a script or manifest: remove the newline or control character"),
+    )
+}
+
+/// The node's own copy when every node of the replica holds the source
+/// and says where (`disk.path`), else the hub id. Ollama pulls by name.
+fn weights(e: &Entry, model: &Model, p: &Profile, nodes: &[&Node]) -> Weights {
+    let source = p.source.clone().unwrap_or_else(|| model.name.clone());
+    if p.engine.name == "ollama" {
+        return Weights::Hub(source);
+    }
+    let paths: Vec<Option<String>> = nodes
+        .iter()
+        .map(|n| {
+            let dir = n.disk.as_ref().map(|d| d.path.trim_end_matches('/')).filter(|d| !d.is_empty())?;
+            n.holds(&source).then(|| format!("{dir}/{}", source.trim_start_matches('/')))
+        })
+        .collect();
+    match paths.first() {
+        Some(Some(first)) if paths.iter().all(|p| p.as_ref() == Some(first)) && e.nodes.len() == nodes.len() => {
+            Weights::Local(first.clone())
+        }
+        _ => Weights::Hub(source),
+    }
+}
+
+/// CPUs and memory on each node: the profile's, else the node's in
+/// proportion to the GPUs the replica takes there (4 of 8 -> half; a MIG
+/// device its share of its GPU), the smallest share over its nodes.
+fn resources(e: &Entry, p: &Profile, nodes: &[&Node]) -> Resources {
+    let share = |at: &crate::plan::At, node: &Node| -> Option<f64> {
+        if at.gpus.is_empty() || node.gpus.is_empty() {
+            return None;
+        }
+        let mut gpus = at.gpus.len() as f64;
+        if let ([g], [_]) = (at.gpus.as_slice(), at.mig_devices.as_slice()) {
+            let devices = node.gpu_position(*g).map_or(1, |i| node.gpus[i].mig_devices.len().max(1));
+            gpus = 1.0 / devices as f64;
+        }
+        Some(gpus / node.gpus.len() as f64)
+    };
+    let per_node = |of: &dyn Fn(&Node) -> Option<f64>| -> Option<f64> {
+        e.nodes
+            .iter()
+            .zip(nodes)
+            .map(|(at, n)| Some(share(at, n)? * of(n)?))
+            .try_fold(f64::INFINITY, |m, x| x.map(|x| m.min(x)))
+    };
+    let millicpus = match p.serving.cpus {
+        Some(c) => Some(u64::from(c) * 1000),
+        None => per_node(&|n| n.cpus.map(f64::from)).map(|c| (c * 1000.0).floor() as u64).filter(|&m| m > 0),
+    };
+    let memory_mib = match p.serving.memory_gb {
+        Some(g) => Some(g * 1024),
+        None => per_node(&|n| (n.memory_total_mb > 0).then_some(n.memory_total_mb as f64))
+            .map(|m| m.floor() as u64)
+            .filter(|&m| m > 0),
+    };
+    Resources { millicpus, memory_mib }
+}
+
+/// Each job's name, given out over all the plan's replicas (rendered or
+/// not), so a name never depends on which others were left out, and
+/// `--stop` finds the same names from the plan alone.
+pub fn names_of(r: &Resolved<'_>, names: impl Fn(&[&Entry]) -> Vec<String>) -> Vec<String> {
+    let all: Vec<&Entry> = r.plan.entries.iter().collect();
+    let named = names(&all);
+    let at: std::collections::HashMap<*const Entry, usize> =
+        all.iter().enumerate().map(|(i, e)| (std::ptr::from_ref(*e), i)).collect();
+    r.jobs.iter().map(|j| at.get(&std::ptr::from_ref(j.entry)).map(|&i| named[i].clone()).unwrap_or_default()).collect()
+}

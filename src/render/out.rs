@@ -1,0 +1,198 @@
+//! Where render writes: standard output, or a folder it owns.
+//!
+//! A folder rendered into before holds the last plan's files. Left there,
+//! the files of replicas the new plan dropped come back with the next
+//! `kubectl apply -f DIR` or re-submission, so render removes its own
+//! stale files (those that begin with its header line, never any other
+//! file) and says which. The new set is written as a whole: staged in a
+//! hidden folder inside DIR, then renamed into place, every rename undone
+//! if one fails, so a failure leaves the previous render, not a mix. An
+//! entry of DIR that is a symlink is replaced by a regular file, never
+//! followed: a link planted in DIR cannot make render write elsewhere.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::diag::{Code, Diag};
+
+/// Every file render writes begins (after a `#!` line, for scripts) with a
+/// line that starts so; it is how a later render knows its own files.
+pub const HEADER: &str = "# Written by llmgw render";
+
+/// One file of a render: its name in the folder, and its text.
+pub struct File {
+    pub name: String,
+    pub text: String,
+}
+
+/// `-o` as render reads it.
+pub enum Target {
+    Stdout,
+    Dir(PathBuf),
+}
+
+/// `-o -` (or none) is standard output; an existing regular file is
+/// refused, since render writes several files; anything else is a folder.
+pub fn target(o: Option<&Path>) -> Result<Target, Diag> {
+    let Some(path) = o.filter(|p| p.as_os_str() != "-") else { return Ok(Target::Stdout) };
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_dir() => Err(Diag::error(
+            Code::BadArgument,
+            format!("-o {} names a file, but render writes a folder of files", path.display()),
+        )
+        .help("give a folder (it is created when missing), or `-o -` for one stream on standard output")),
+        _ => Ok(Target::Dir(path.to_path_buf())),
+    }
+}
+
+/// Whether a folder entry is a file an earlier render wrote: a regular file
+/// (never a link) whose first or second line is the header.
+fn ours(path: &Path) -> bool {
+    let Ok(m) = std::fs::symlink_metadata(path) else { return false };
+    if !m.is_file() {
+        return false;
+    }
+    let mut head = [0u8; 512];
+    let Ok(mut f) = std::fs::File::open(path) else { return false };
+    let n = f.read(&mut head).unwrap_or(0);
+    let text = String::from_utf8_lossy(&head[..n]);
+    text.lines().take(2).any(|l| l.starts_with(HEADER))
+}
+
+fn io(what: &str, p: &Path, e: &std::io::Error) -> Diag {
+    Diag::error(Code::Io, format!("cannot {what} {}: {e}", crate::term::escape(&p.display().to_string())))
+        .help("the folder was left as it was")
+}
+
+/// Writes `files` into `dir`, removing render's own files that are not
+/// among them or `keep`; returns the names removed, sorted.
+pub fn write_dir(dir: &Path, files: &[File], keep: &[String]) -> Result<Vec<String>, Diag> {
+    std::fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
+    let mut stale = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| io("read", dir, &e))? {
+        let entry = entry.map_err(|e| io("read", dir, &e))?;
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else { continue };
+        if name.starts_with('.') || files.iter().any(|f| f.name == name) || keep.contains(&name) {
+            continue;
+        }
+        if ours(&entry.path()) {
+            stale.push(name);
+        }
+    }
+    stale.sort();
+    // Armed before the staging folder exists, so that folder is dropped
+    // (removed) before a signal noted meanwhile ends the process.
+    let interrupted = Interrupt::arm();
+    let stage =
+        tempfile::Builder::new().prefix(".llmgw-render-").tempdir_in(dir).map_err(|e| io("write in", dir, &e))?;
+    let staged = stage.path().join("new");
+    let old = stage.path().join("old");
+    for d in [&staged, &old] {
+        std::fs::create_dir(d).map_err(|e| io("write in", dir, &e))?;
+    }
+    for f in files {
+        let p = staged.join(&f.name);
+        let mut file = std::fs::File::create(&p).map_err(|e| io("write", &dir.join(&f.name), &e))?;
+        file.write_all(f.text.as_bytes())
+            .and_then(|()| file.sync_all())
+            .map_err(|e| io("write", &dir.join(&f.name), &e))?;
+        interrupted.check().map_err(|()| Diag::error(Code::Io, "interrupted; the folder was left as it was"))?;
+    }
+    // Every step of the swap is a rename within one folder, planned
+    // first: old files (and links) aside, new ones in, stale ones aside.
+    let mut moves: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for f in files {
+        let target = dir.join(&f.name);
+        if let Ok(m) = std::fs::symlink_metadata(&target) {
+            if m.is_dir() {
+                let e = std::io::Error::other("a folder of that name is in the way");
+                return Err(io("write", &target, &e));
+            }
+            moves.push((target.clone(), old.join(&f.name)));
+        }
+        moves.push((staged.join(&f.name), target));
+    }
+    moves.extend(stale.iter().map(|name| (dir.join(name), old.join(name))));
+    swap(&moves, |from, to| std::fs::rename(from, to)).map_err(|e| io("write", dir, &e))?;
+    drop(stage);
+    Ok(stale)
+}
+
+/// Makes the moves in order; when one fails, undoes those made, last first,
+/// so the folder is as it was.
+fn swap(moves: &[(PathBuf, PathBuf)], rename: impl Fn(&Path, &Path) -> std::io::Result<()>) -> std::io::Result<()> {
+    for (i, (from, to)) in moves.iter().enumerate() {
+        if let Err(e) = rename(from, to) {
+            for (from, to) in moves[..i].iter().rev() {
+                let _ = rename(to, from);
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// SIGINT, SIGTERM and SIGHUP while a folder is written: noted, so the
+/// write stops between files and cleans up, then the signal takes its
+/// usual course.
+struct Interrupt {
+    flag: Arc<AtomicBool>,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl Interrupt {
+    fn arm() -> Interrupt {
+        let flag = Arc::new(AtomicBool::new(false));
+        let ids = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP]
+            .into_iter()
+            .filter_map(|s| signal_hook::flag::register(s, flag.clone()).ok())
+            .collect();
+        Interrupt { flag, ids }
+    }
+
+    fn check(&self) -> Result<(), ()> {
+        if self.flag.load(Ordering::SeqCst) { Err(()) } else { Ok(()) }
+    }
+}
+
+impl Drop for Interrupt {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+        if self.flag.load(Ordering::SeqCst) {
+            // The staged files are gone (the temporary folder was dropped
+            // first); end as the signal would have ended the process.
+            let _ = signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGTERM);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_move_that_fails_undoes_the_moves_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |n: &str| dir.path().join(n);
+        for n in ["a", "b", "new-a", "new-b"] {
+            std::fs::write(p(n), n).unwrap();
+        }
+        std::fs::create_dir(p("old")).unwrap();
+        let moves = vec![(p("a"), p("old/a")), (p("new-a"), p("a")), (p("b"), p("old/b")), (p("new-b"), p("b"))];
+        let calls = std::cell::Cell::new(0);
+        let failing = |from: &Path, to: &Path| {
+            calls.set(calls.get() + 1);
+            if calls.get() == 4 { Err(std::io::Error::other("disk full")) } else { std::fs::rename(from, to) }
+        };
+        assert!(swap(&moves, failing).is_err());
+        for n in ["a", "b", "new-a", "new-b"] {
+            assert_eq!(std::fs::read_to_string(p(n)).unwrap(), n, "{n} is back");
+        }
+        assert!(swap(&moves, |f, t| std::fs::rename(f, t)).is_ok());
+        assert_eq!(std::fs::read_to_string(p("a")).unwrap(), "new-a");
+    }
+}

@@ -1,0 +1,238 @@
+//! The loop around render: a stale plan is refused before anything is
+//! written, the output folder is render's own, `--stop` says what to stop,
+//! `--endpoints` says where each replica answers.
+
+use std::path::Path;
+
+use crate::common::*;
+use crate::render::{CATALOG, documents, fleet};
+
+/// A plan made on the fleet of `render::fleet`.
+fn plan(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let fleet = fleet(dir);
+    let catalog = write(dir, "c.toml", CATALOG);
+    let plan = dir.join("plan.json");
+    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    (plan, catalog, fleet)
+}
+
+fn render(kind: &str, plan: &Path, catalog: &Path, fleet: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "render",
+        kind,
+        plan.to_str().unwrap(),
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "-i",
+        fleet.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_stale_plan_is_refused_with_one_diagnostic_per_conflict_and_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, catalog, fleet) = plan(dir.path());
+    // Since the plan was made: a pod took two of k-0002's GPUs, a100-mig
+    // went down, and someone edited the plan by hand.
+    let text = std::fs::read_to_string(&fleet).unwrap();
+    assert!(text.contains("id = \"a100-mig\"\nstate = \"ready\""), "{text}");
+    let mut text = text.replacen("id = \"a100-mig\"\nstate = \"ready\"", "id = \"a100-mig\"\nstate = \"down\"", 1);
+    let at = text.find("id = \"k-0002\"").unwrap();
+    let end = text[at..].find("\n[[node]]").map_or(text.len(), |i| at + i);
+    text.insert_str(end, "\n[[node.allocation]]\nmodel = \"pod:research/x\"\nreplica = 0\ngpus = [4, 5]\n");
+    let now = write(dir.path(), "now.toml", &text);
+    let mut p: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    p["placements"][2]["nodes"][0]["node"] = "cpu-99".into();
+    let edited = write(dir.path(), "edited.json", &p.to_string());
+    for kind in ["kubernetes", "slurm"] {
+        let out_dir = dir.path().join(format!("out-{kind}"));
+        let ends = dir.path().join(format!("ends-{kind}.json"));
+        let out = render(
+            kind,
+            &edited,
+            &catalog,
+            &now,
+            &["-o", out_dir.to_str().unwrap(), "--endpoints", ends.to_str().unwrap()],
+        );
+        assert_eq!(code(&out), 2, "{}", transcript(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("deepseek-v3 r0: k-0002 GPUs 4,5 are held by pod:research/x; place again"), "{err}");
+        assert!(err.contains("llama-3.1-8b r0: a100-mig is down; place again"), "{err}");
+        assert!(err.contains("qwen2.5-7b-gguf r0: node cpu-99 is not in the inventory; place again"), "{err}");
+        assert_eq!(err.matches("llmgw::render::stale-plan").count(), 3, "{err}");
+        assert!(err.contains("edited.json:1:"), "the plan's place: {err}");
+        assert!(out.stdout.is_empty() && !out_dir.exists() && !ends.exists(), "nothing written");
+    }
+    // GPU 999, a node twice, a replica twice.
+    let mut p: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    p["placements"][0]["nodes"][1]["node"] = "k-0001".into();
+    p["placements"][1]["nodes"][0]["gpus"] = serde_json::json!([999]);
+    let bad = write(dir.path(), "bad.json", &p.to_string());
+    let out = render("slurm", &bad, &catalog, &fleet, &[]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("deepseek-v3 r0: k-0001 is named twice"), "{err}");
+    assert!(err.contains("llama-3.1-8b r0: a100-mig has no GPU 999"), "{err}");
+    p["placements"][2] = p["placements"][0].clone();
+    let twice = write(dir.path(), "twice.json", &p.to_string());
+    let out = render("kubernetes", &twice, &catalog, &fleet, &[]);
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("llmgw::plan::duplicate-replica"), "{}", transcript(&out));
+}
+
+#[test]
+fn another_catalog_than_the_plans_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, catalog, fleet) = plan(dir.path());
+    let out = render("slurm", &plan, &catalog, &fleet, &[]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("other-catalog"), "{}", transcript(&out));
+    let other = write(dir.path(), "other.toml", &format!("{CATALOG}\n# edited\n"));
+    let out = render("slurm", &plan, &other, &fleet, &[]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("llmgw::render::other-catalog"), "{}", transcript(&out));
+}
+
+#[test]
+fn the_output_folder_is_renders_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, catalog, fleet) = plan(dir.path());
+    let out_dir = dir.path().join("jobs");
+    // An older render left a replica the plan no longer has; someone keeps
+    // notes there; a link points outside.
+    std::fs::create_dir(&out_dir).unwrap();
+    write(&out_dir, "llmgw-gone-r3.sbatch", "#!/bin/bash\n# Written by llmgw render slurm; old\n");
+    write(&out_dir, "notes.sbatch", "#!/bin/bash\n# mine\n");
+    let outside = write(dir.path(), "outside.txt", "keep me\n");
+    std::os::unix::fs::symlink(&outside, out_dir.join("llmgw-llama-3.1-8b-r0.sbatch")).unwrap();
+    let out = render("slurm", &plan, &catalog, &fleet, &["-o", out_dir.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("removed"), "{}", transcript(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("llmgw-gone-r3.sbatch"), "{}", transcript(&out));
+    assert_eq!(
+        files(&out_dir),
+        [
+            "llmgw-deepseek-v3-r0.sbatch",
+            "llmgw-llama-3.1-8b-r0.sbatch",
+            "llmgw-qwen2.5-7b-gguf-r0.sbatch",
+            "notes.sbatch"
+        ]
+    );
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep me\n", "the link was not followed");
+    let replaced = out_dir.join("llmgw-llama-3.1-8b-r0.sbatch");
+    assert!(std::fs::symlink_metadata(&replaced).unwrap().is_file());
+    assert!(std::fs::read_to_string(&replaced).unwrap().contains("vllm serve"));
+    // -o naming a file is refused; -o - is standard output.
+    let out = render("kubernetes", &plan, &catalog, &fleet, &["-o", outside.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("names a file"), "{}", transcript(&out));
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep me\n");
+    let out = render("kubernetes", &plan, &catalog, &fleet, &["-o", "-"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert_eq!(documents(&stdout(&out)).len(), 6);
+    assert!(!Path::new("-").exists());
+    // A later plan without the MIG replica: its file goes, the rest stays.
+    let mut p: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    p["placements"].as_array_mut().unwrap().remove(1);
+    let next = write(dir.path(), "next.json", &p.to_string());
+    let out = render("slurm", &next, &catalog, &fleet, &["-o", out_dir.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert_eq!(files(&out_dir), ["llmgw-deepseek-v3-r0.sbatch", "llmgw-qwen2.5-7b-gguf-r0.sbatch", "notes.sbatch"]);
+    assert!(!files(&out_dir).iter().any(|f| f.starts_with('.')), "no staging left behind");
+}
+
+#[test]
+fn a_failed_write_leaves_the_previous_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, catalog, fleet) = plan(dir.path());
+    let out_dir = dir.path().join("manifests");
+    assert_eq!(code(&render("kubernetes", &plan, &catalog, &fleet, &["-o", out_dir.to_str().unwrap()])), 0);
+    let before: Vec<(String, String)> =
+        files(&out_dir).into_iter().map(|f| (f.clone(), std::fs::read_to_string(out_dir.join(&f)).unwrap())).collect();
+    // A folder where one of the new files must go: nothing is replaced,
+    // and the folder in the way is left as it is.
+    let mut p: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    p["placements"].as_array_mut().unwrap().remove(0);
+    p["placements"][1]["replica"] = 1.into();
+    let next = write(dir.path(), "next.json", &p.to_string());
+    std::fs::create_dir(out_dir.join("llmgw-qwen2-5-7b-gguf-r1.yaml")).unwrap();
+    std::fs::write(out_dir.join("llmgw-qwen2-5-7b-gguf-r1.yaml/x"), "x").unwrap();
+    let out = render("kubernetes", &next, &catalog, &fleet, &["-o", out_dir.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    for (f, text) in &before {
+        let p = out_dir.join(f);
+        if p.is_file() {
+            assert_eq!(&std::fs::read_to_string(p).unwrap(), text, "{f} changed");
+        }
+    }
+    assert!(out_dir.join("llmgw-deepseek-v3-r0.yaml").exists(), "the replica the new plan drops is still there");
+    assert!(out_dir.join("llmgw-qwen2-5-7b-gguf-r1.yaml/x").exists());
+    assert!(!files(&out_dir).iter().any(|f| f.starts_with('.')), "no staging left behind");
+}
+
+#[test]
+fn stop_prints_what_the_new_plan_drops_or_moves_never_what_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, _, _) = plan(dir.path());
+    let old: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    // NEW: deepseek moved to other GPUs, the MIG replica runs (existing,
+    // wherever Slurm put it), the GGUF replica is left unplaced.
+    let mut new = old.clone();
+    new["placements"][0]["nodes"][0]["gpus"] = serde_json::json!([7]);
+    let mig = new["placements"][1].clone();
+    new["existing"] = serde_json::json!([{"model": mig["model"], "replica": 0, "profile": "mig",
+        "nodes": [{"node": "a100-mig", "gpus": [0], "mig_devices": [1]}]}]);
+    let gguf = new["placements"][2].clone();
+    new["placements"] = serde_json::json!([new["placements"][0].clone()]);
+    new["unplaced"] = serde_json::json!([{"model": gguf["model"], "replica": 0}]);
+    let (o, n) = (plan.to_str().unwrap(), write(dir.path(), "new.json", &new.to_string()));
+    let out = run(&["render", "slurm", "--stop", o, n.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert_eq!(stdout(&out), "scancel --name=llmgw-deepseek-v3-r0\nscancel --name=llmgw-qwen2.5-7b-gguf-r0\n");
+    let out = run(&["render", "kubernetes", "--stop", o, n.to_str().unwrap(), "-n", "serving"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert_eq!(
+        stdout(&out),
+        "kubectl delete leaderworkerset/llmgw-deepseek-v3-r0 -n serving\nkubectl delete deployment/llmgw-qwen2-5-7b-gguf-r0 -n serving\n"
+    );
+    // The same plan: nothing to stop.
+    let out = run(&["render", "slurm", "--stop", o, o]);
+    assert_eq!((code(&out), stdout(&out)), (0, String::new()));
+    // --stop takes two plans and nothing else.
+    let out = run(&["render", "slurm", "--stop", o]);
+    assert_eq!(code(&out), 2);
+}
+
+#[test]
+fn endpoints_say_where_each_replica_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, catalog, fleet) = plan(dir.path());
+    let ends = dir.path().join("ends.json");
+    let out = render("slurm", &plan, &catalog, &fleet, &["--endpoints", ends.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ends).unwrap()).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"endpoints": [
+            {"model": "deepseek-v3", "replica": 0, "url": "http://k-0001:30000"},
+            {"model": "llama-3.1-8b", "replica": 0, "url": "http://a100-mig:9000"},
+            {"model": "qwen2.5-7b-gguf", "replica": 0, "url": "http://cpu-01:8080"}
+        ]})
+    );
+    let out = render("kubernetes", &plan, &catalog, &fleet, &["--endpoints", ends.to_str().unwrap(), "-n", "ai"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ends).unwrap()).unwrap();
+    assert_eq!(
+        v["endpoints"][1],
+        serde_json::json!({"model": "llama-3.1-8b", "replica": 0, "url": "http://llmgw-llama-3-1-8b.ai.svc:9000"})
+    );
+}

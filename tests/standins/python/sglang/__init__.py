@@ -1,0 +1,1 @@
+"""SGLang stand-in package (llmgw tests): `python3 -m sglang.launch_server`."""

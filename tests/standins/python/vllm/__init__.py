@@ -1,0 +1,1 @@
+"""vLLM stand-in package (llmgw tests): `python3 -m vllm.entrypoints.openai.api_server`."""
