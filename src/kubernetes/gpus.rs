@@ -27,6 +27,9 @@ pub const ALIASES: &[(&str, &str, u64)] = &[
     ("nvidia-l4", "NVIDIA L4", 23034),
     ("nvidia-tesla-t4", "Tesla T4", 15360),
     ("nvidia-tesla-v100", "Tesla V100-SXM2-16GB", 16384),
+    ("nvidia-tesla-p100", "Tesla P100-PCIE-16GB", 16280),
+    ("nvidia-tesla-p4", "Tesla P4", 7611),
+    ("nvidia-tesla-k80", "Tesla K80", 11441),
     ("nvidia-b200", "NVIDIA B200", 183359),
 ];
 
@@ -111,6 +114,43 @@ fn resource(
     }
 }
 
+/// The GPUs' product name and memory (MiB): GFD's labels, else a cloud's
+/// accelerator label through `ALIASES`.
+fn product(
+    at: &At<'_, '_>,
+    labels: &BTreeMap<String, String>,
+    warnings: &mut Vec<Diag>,
+) -> Result<(String, u64), Vec<Diag>> {
+    let id = at.id;
+    let (name, memory) = match (labels.get("nvidia.com/gpu.product"), labels.get("cloud.google.com/gke-accelerator")) {
+        (Some(p), _) => (p.clone(), None),
+        (None, Some(a)) => match ALIASES.iter().find(|(k, _, _)| k == a) {
+            Some((_, name, mb)) => ((*name).to_string(), Some(*mb)),
+            None => (a.clone(), Some(0)),
+        },
+        (None, None) => ("NVIDIA GPU".to_string(), None),
+    };
+    let memory = match memory {
+        Some(mb) => mb,
+        None => match count(at, labels, "nvidia.com/gpu.memory", MAX_MIB)?.unwrap_or(0) {
+            // More MiB than any GPU has (16 TiB): a value written in bytes,
+            // as some GFD outputs print it.
+            mb if mb > 1 << 24 => {
+                warnings.push(
+                    Diag::warning(
+                        Code::OutOfRange,
+                        format!("node `{id}`: label nvidia.com/gpu.memory is {mb}, more MiB than any GPU has; taken as bytes ({} MiB)", mb >> 20),
+                    )
+                    .help("GPU Feature Discovery writes the memory in MiB"),
+                );
+                mb >> 20
+            }
+            mb => mb,
+        },
+    };
+    Ok((name, memory))
+}
+
 /// The node's GPUs, numbered 0.. in the order GFD counts them.
 pub fn of(
     file: &File<'_>,
@@ -129,21 +169,10 @@ pub fn of(
     let offered = MAX_GPUS_PER_NODE.saturating_mul(replicas.max(MAX_MIG_PER_GPU));
     let capacity = resource(&at, capacity_map, "capacity", "nvidia.com/gpu", offered)?;
     let allocatable = resource(&at, allocatable_map, "allocatable", "nvidia.com/gpu", offered)?;
-    let (name, memory) = match (labels.get("nvidia.com/gpu.product"), labels.get("cloud.google.com/gke-accelerator")) {
-        (Some(p), _) => (p.clone(), None),
-        (None, Some(a)) => match ALIASES.iter().find(|(k, _, _)| k == a) {
-            Some((_, name, mb)) => ((*name).to_string(), Some(*mb)),
-            None => (a.clone(), Some(0)),
-        },
-        (None, None) => ("NVIDIA GPU".to_string(), None),
-    };
+    let (name, memory) = product(&at, labels, warnings)?;
     // Under the single MIG strategy the count is of MIG devices.
     let most = if name.contains("-MIG-") { MAX_GPUS_PER_NODE * MAX_MIG_PER_GPU } else { MAX_GPUS_PER_NODE };
     let label_count = count(&at, labels, "nvidia.com/gpu.count", most)?;
-    let memory = match memory {
-        Some(mb) => mb,
-        None => count(&at, labels, "nvidia.com/gpu.memory", MAX_MIB)?.unwrap_or(0),
-    };
     let labelled = label_count.is_some();
     let too_many = |n: u64, what: &str| at.too_many(labelled, n, what);
 
@@ -172,6 +201,18 @@ pub fn of(
     }
 
     let migs = mig_devices(&at, labels, capacity_map, warnings)?;
+    let zeroed_mig = capacity_map.is_some_and(|m| m.keys().any(|k| k.starts_with("nvidia.com/mig-")));
+    if migs.is_empty() && zeroed_mig && capacity.unwrap_or(0) > 0 && !labels.contains_key("nvidia.com/gpu.product") {
+        warnings.push(
+            Diag::warning(
+                Code::MigResources,
+                format!(
+                    "node `{id}`: it advertises nvidia.com/gpu and no MIG devices, but no product label; under GFD's single MIG strategy those may be MIG devices, not GPUs"
+                ),
+            )
+            .help("label the node with GPU Feature Discovery: its product label says whether the GPUs are MIG devices"),
+        );
+    }
     // Time-slicing: the product says -SHARED and each GPU is offered
     // `replicas` times; the GPUs are the physical ones.
     let shared = name.strip_suffix("-SHARED").filter(|_| replicas > 1);
@@ -355,7 +396,24 @@ fn mig_devices(
     };
     let mut out = BTreeMap::new();
     for (profile, n) in chosen {
-        let mb = count(at, labels, &format!("nvidia.com/mig-{profile}.memory"), MAX_MIB)?.unwrap_or(0);
+        // GFD may name a profile otherwise than the resource does (the
+        // label `mig-3g.21gb` for the resource `mig-3g.20gb`): then the
+        // memory label of the one profile with as many slices.
+        let mut key = format!("nvidia.com/mig-{profile}.memory");
+        if !labels.contains_key(&key) {
+            let alike: Vec<&String> = labels
+                .keys()
+                .filter(|k| {
+                    k.strip_prefix("nvidia.com/mig-")
+                        .and_then(|p| p.strip_suffix(".memory"))
+                        .is_some_and(|p| mig::slices(p).is_some() && mig::slices(p) == mig::slices(&profile))
+                })
+                .collect();
+            if let [one] = alike[..] {
+                key.clone_from(one);
+            }
+        }
+        let mb = count(at, labels, &key, MAX_MIB)?.unwrap_or(0);
         out.insert(profile, (n, mb));
     }
     Ok(out)

@@ -157,7 +157,8 @@ impl<'s> File<'s> {
         }
         let items: &[Value] = match (top, self.value.get("items").and_then(Value::as_array)) {
             (k, _) if k == kind => std::slice::from_ref(&self.value),
-            (k, Some(items)) if k == "List" || k == format!("{kind}List") => items,
+            // A list trimmed of its trailing `kind: List` is still one.
+            (k, Some(items)) if k.is_empty() || k == "List" || k == format!("{kind}List") => items,
             _ => {
                 let what = if top.is_empty() { "no kind".to_string() } else { format!("kind `{top}`") };
                 return Err(vec![bad(

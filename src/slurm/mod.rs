@@ -34,8 +34,9 @@ fn state_of(word: &str) -> Option<State> {
         "IDLE" | "MIXED" | "ALLOCATED" | "ALLOC" | "COMPLETING" | "COMP" | "CLOUD" | "PLANNED" | "DYNAMIC_NORM"
         | "DYNAMIC_FUTURE" | "REBOOT_REQUESTED" | "POWERING_UP" | "POWER_UP" | "UNDRAIN" | "RESUME" | "BLOCKED"
         | "PERFCTRS" | "NPC" => State::Ready,
-        "DRAIN" | "DRAINED" | "DRAINING" | "DRAIN_PENDING" | "POWER_DRAIN" => State::Draining,
-        "DOWN" | "NOT_RESPONDING" | "NO_RESPOND" | "FAIL" | "FAILING" | "UNKNOWN" | "POWERED_DOWN" | "POWER_DOWN"
+        // POWER_DOWN: asked to power down once its jobs end; nothing new starts.
+        "DRAIN" | "DRAINED" | "DRAINING" | "DRAIN_PENDING" | "POWER_DRAIN" | "POWER_DOWN" => State::Draining,
+        "DOWN" | "NOT_RESPONDING" | "NO_RESPOND" | "FAIL" | "FAILING" | "UNKNOWN" | "POWERED_DOWN"
         | "POWERING_DOWN" | "FUTURE" | "INVALID" | "INVALID_REG" | "REBOOT_ISSUED" | "INVAL" => State::Down,
         "RESERVED" | "RESV" | "MAINT" | "MAINTENANCE" => State::Cordoned,
         _ => return None,

@@ -7,6 +7,7 @@
 //! the whole file; a switch that is its own ancestor is an error.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 use serde_json::Value;
 
@@ -104,7 +105,8 @@ fn conf(src: &Source, budget: &mut u64) -> Result<Vec<Switch>, Vec<Diag>> {
 /// Every node's fabrics: the top-level switch above each of its leaf switches.
 fn tree(src: &Source, switches: &[Switch]) -> Result<Topology, Vec<Diag>> {
     let defined: BTreeMap<&str, &Switch> = switches.iter().map(|s| (s.name.as_str(), s)).collect();
-    let mut parent: BTreeMap<String, &Switch> = BTreeMap::new();
+    // Child switch -> its parents: a fat tree gives a leaf several spines.
+    let mut parents: BTreeMap<String, Vec<&Switch>> = BTreeMap::new();
     let mut leaf: BTreeMap<String, Vec<&Switch>> = BTreeMap::new();
     let mut out = Topology::default();
     // Counted in `conf`/`yaml` already: each expansion here is within budget.
@@ -115,7 +117,10 @@ fn tree(src: &Source, switches: &[Switch]) -> Result<Topology, Vec<Diag>> {
                 if !defined.contains_key(c.as_str()) {
                     out.unknown_switches.insert(c.clone());
                 }
-                parent.entry(c).or_insert(s);
+                let p = parents.entry(c).or_default();
+                if !p.iter().any(|x| x.name == s.name) {
+                    p.push(s);
+                }
             }
         }
         if !s.nodes.is_empty() {
@@ -127,45 +132,25 @@ fn tree(src: &Source, switches: &[Switch]) -> Result<Topology, Vec<Diag>> {
             }
         }
     }
-    // Each switch's top, found once (memoised, so a long chain is linear);
-    // a switch above itself is an error, as Slurm refuses such a file.
-    let mut tops: BTreeMap<&str, String> = BTreeMap::new();
-    for s in switches {
-        let mut path: Vec<&str> = Vec::new();
-        let mut on_path: BTreeSet<&str> = BTreeSet::new();
-        let mut at = s.name.as_str();
-        let top = loop {
-            if let Some(t) = tops.get(at) {
-                break t.clone();
-            }
-            if !on_path.insert(at) {
-                return Err(vec![
-                    Diag::error(
-                        Code::TopologyCycle,
-                        format!("{}: switch `{at}` is its own ancestor (through {})", src.name(), path.join(", ")),
-                    )
-                    .at(src, defined.get(at).map_or(s.span, |x| x.span), "this switch")
-                    .label(parent.get(at).map_or(s.span, |p| p.span), "names it below itself")
-                    .help("a topology is a tree: remove the switch from its descendant's `Switches=`"),
-                ]);
-            }
-            path.push(at);
-            match parent.get(at) {
-                Some(p) => at = p.name.as_str(),
-                None => break at.to_string(),
-            }
-        };
-        for p in path {
-            tops.insert(p, top.clone());
-        }
+    let tops = tops(src, switches, &parents)?;
+    // Each node's fabrics: the tops of its leaf switches, at most
+    // `MAX_NAMES` memberships in all, counted before any is written.
+    let memberships: usize =
+        leaf.values().map(|under| under.iter().map(|s| tops[s.name.as_str()].len()).sum::<usize>()).sum();
+    if memberships as u64 > crate::import::MAX_NAMES {
+        return Err(bad(
+            src,
+            Span::new(0, 0),
+            format!("the topology puts its nodes in {memberships} fabrics in all, more than llmgw takes"),
+        ));
     }
-    let top = |s: &str| tops.get(s).cloned().unwrap_or_else(|| s.to_string());
     for (n, under) in leaf {
         let mut fabrics: Vec<String> = Vec::new();
         for s in &under {
-            let t = top(&s.name);
-            if !fabrics.contains(&t) {
-                fabrics.push(t);
+            for t in tops[s.name.as_str()].iter() {
+                if !fabrics.contains(t) {
+                    fabrics.push(t.clone());
+                }
             }
         }
         if under.len() > 1 {
@@ -174,6 +159,78 @@ fn tree(src: &Source, switches: &[Switch]) -> Result<Topology, Vec<Diag>> {
         out.fabrics.insert(n, fabrics);
     }
     Ok(out)
+}
+
+/// Each defined switch's top-level switches, from the tops down: a switch
+/// with no parent is its own top; any other has its parents' tops, found
+/// once all its parents' are (so a long chain is linear, and a switch with
+/// one parent shares that parent's list). A switch never reached is on a
+/// cycle, which Slurm refuses and so does llmgw.
+fn tops<'s>(
+    src: &Source,
+    switches: &'s [Switch],
+    parents: &BTreeMap<String, Vec<&'s Switch>>,
+) -> Result<BTreeMap<&'s str, Rc<Vec<String>>>, Vec<Diag>> {
+    let mut waiting: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for s in switches {
+        let ps = parents.get(&s.name).map_or(&[][..], Vec::as_slice);
+        waiting.insert(&s.name, ps.len());
+        for p in ps {
+            children.entry(p.name.as_str()).or_default().push(&s.name);
+        }
+    }
+    let mut tops: BTreeMap<&str, Rc<Vec<String>>> = BTreeMap::new();
+    let mut ready: Vec<&str> = waiting.iter().filter(|(_, n)| **n == 0).map(|(s, _)| *s).collect();
+    for r in &ready {
+        tops.insert(r, Rc::new(vec![(*r).to_string()]));
+    }
+    // Bounded merging: a knot of many spines over many switches is refused.
+    let mut work = 0usize;
+    while let Some(s) = ready.pop() {
+        for &c in children.get(s).into_iter().flatten() {
+            let Some(left) = waiting.get_mut(c) else { continue };
+            *left -= 1;
+            if *left > 0 {
+                continue;
+            }
+            let ps = &parents[c];
+            let merged = if let [one] = ps.as_slice() {
+                Rc::clone(&tops[one.name.as_str()])
+            } else {
+                let mut all: Vec<String> = Vec::new();
+                for p in ps {
+                    work += tops[p.name.as_str()].len();
+                    all.extend(tops[p.name.as_str()].iter().cloned());
+                }
+                all.sort();
+                all.dedup();
+                Rc::new(all)
+            };
+            if work as u64 > 16 * crate::import::MAX_NAMES {
+                return Err(bad(
+                    src,
+                    Span::new(0, 0),
+                    "the topology's switches reach too many top-level switches".into(),
+                ));
+            }
+            tops.insert(c, merged);
+            ready.push(c);
+        }
+    }
+    if let Some(s) = switches.iter().find(|s| !tops.contains_key(s.name.as_str())) {
+        let mut d = Diag::error(
+            Code::TopologyCycle,
+            format!("{}: switch `{}` is its own ancestor, or below one that is", src.name(), s.name),
+        )
+        .at(src, s.span, "this switch")
+        .help("a topology is a tree: remove the switch from its descendant's `Switches=`");
+        if let Some(p) = parents.get(&s.name).and_then(|p| p.first()) {
+            d = d.label(p.span, "names it below itself");
+        }
+        return Err(vec![d]);
+    }
+    Ok(tops)
 }
 
 fn yaml(src: &Source, budget: &mut u64) -> Result<Topology, Vec<Diag>> {
@@ -254,6 +311,14 @@ mod tests {
         assert_eq!(t.fabrics["n2"], ["a", "b"]);
         assert_eq!(t.leaves["n2"], ["l1", "l2"]);
         assert_eq!(t.leaves.len(), 1);
+    }
+
+    #[test]
+    fn a_leaf_under_several_spines_is_in_each_spines_fabric() {
+        let t = read_conf("SwitchName=s0 Nodes=n[0-1]\nSwitchName=s1 Nodes=n[2-3]\nSwitchName=a Switches=s[0-1]\nSwitchName=b Switches=s[0-1]\n")
+            .unwrap();
+        assert_eq!(t.fabrics["n0"], ["a", "b"]);
+        assert!(t.leaves.is_empty());
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod kubernetes;
 mod loaders_never_panic;
 mod openapi;
 mod policy;
+mod real_outputs;
 mod render;
 mod render_loop;
 mod scenarios;
