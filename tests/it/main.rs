@@ -10,6 +10,7 @@ mod engine_check;
 mod generated;
 mod hardening;
 mod hostile_imports;
+mod imports_never_panic;
 mod kubernetes;
 mod loaders_never_panic;
 mod openapi;

@@ -1,0 +1,225 @@
+//! Both importers on arbitrary, mutated and hostile input: never a panic,
+//! every span inside its file, and whatever is imported within the caps
+//! (1024 GPUs a node, 7 MIG devices a GPU) and loadable by llmgw's own
+//! loader. Bounds are asserted on what is produced, never on time.
+
+use llmgw::diag::{Diag, source};
+use llmgw::inventory::Inventory;
+use proptest::prelude::*;
+
+const KUBE_NODES: &str = include_str!("../data/kubernetes/nodes.json");
+const KUBE_PODS: &str = include_str!("../data/kubernetes/pods.json");
+const KUBE_YAML: &str = include_str!("../data/kubernetes/node.yaml");
+const SLURM_NODES: &[(&str, &str)] = &[
+    ("sinfo.json", include_str!("../data/slurm/sinfo-22.05.json")),
+    ("nodes.txt", include_str!("../data/slurm/scontrol-22.05.txt")),
+    ("nodes.json", include_str!("../data/slurm/nodes-24.11.json")),
+    ("plain.txt", include_str!("../data/real/slurm/scontrol-d-show-node-huji.txt")),
+    ("jobs-nodes.txt", include_str!("../data/slurm/scontrol-jobs-nodes-22.05.txt")),
+];
+const SLURM_JOBS: &[(&str, &str)] = &[
+    ("squeue.json", include_str!("../data/slurm/squeue-22.05.json")),
+    ("jobs.txt", include_str!("../data/slurm/scontrol-jobs-22.05.txt")),
+    ("jobs-plain.txt", include_str!("../data/real/slurm/scontrol-d-show-job-huji-2019-2025.txt")),
+];
+const TOPOLOGY: &str = include_str!("../data/real/slurm/topology-circe-superpod.conf");
+
+/// Applies edits: 0 inserts, 1 deletes, 2 overwrites, 3 cuts the text there.
+fn mutate(mut text: String, edits: Vec<(prop::sample::Index, u8, String)>) -> String {
+    let floor = |t: &str, mut i: usize| {
+        i = i.min(t.len());
+        while !t.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    for (at, kind, piece) in edits {
+        let i = floor(&text, at.index(text.len().max(1)));
+        let end = floor(&text, i + piece.len());
+        match kind {
+            0 => text.insert_str(i, &piece),
+            1 => text.replace_range(i..end, ""),
+            2 => text.replace_range(i..end, &piece),
+            _ => text.truncate(i),
+        }
+    }
+    text
+}
+
+/// What an import gives, held to the bounds: spans inside their files,
+/// few diagnostics, GPUs and MIG devices within the caps, loadable.
+fn within_bounds(result: Result<(Inventory, Vec<Diag>), Vec<Diag>>, lens: &[(&str, usize)]) {
+    let check_spans = |diags: &[Diag]| {
+        assert!(diags.len() <= 200, "{} diagnostics", diags.len());
+        for d in diags {
+            let len = lens.iter().find(|(n, _)| Some(*n) == d.file()).map_or(usize::MAX, |x| x.1);
+            for (span, _) in &d.labels {
+                assert!(span.start <= span.end && span.end <= len, "{span:?} past {len} for {}", d.message);
+            }
+        }
+        let _ = llmgw::report::diagnostics::render(diags, false);
+    };
+    match result {
+        Err(diags) => check_spans(&diags),
+        Ok((inv, warnings)) => {
+            check_spans(&warnings);
+            for n in &inv.nodes {
+                assert!(n.gpus.len() <= 1024, "{}: {} GPUs", n.id, n.gpus.len());
+                for g in &n.gpus {
+                    assert!(
+                        g.mig_devices.len() <= 7,
+                        "{}: GPU {} has {} MIG devices",
+                        n.id,
+                        g.index,
+                        g.mig_devices.len()
+                    );
+                }
+            }
+            let text = llmgw::output::render_inventory(&inv, llmgw::doc::Format::Json).unwrap();
+            if let Err(d) = llmgw::load::inventory_file(&source("x.json", text.clone())) {
+                panic!("the import does not load: {}\n{text}", llmgw::report::diagnostics::render(&d, false));
+            }
+        }
+    }
+}
+
+fn kube(nodes: (&str, String), pods: Option<String>) {
+    let n = source(nodes.0, nodes.1);
+    let p = pods.map(|t| source("pods.json", t));
+    let settings = llmgw::kubernetes::Settings { fabric_label: Some("network.topology.nvidia.com/spine".into()) };
+    let lens = [(nodes.0, n.text().len()), ("pods.json", p.as_ref().map_or(0, |p| p.text().len()))];
+    within_bounds(llmgw::kubernetes::import(&n, p.as_ref(), &settings), &lens);
+}
+
+fn slurm(nodes: (&str, String), topology: Option<String>, jobs: Option<(&str, String)>) {
+    let n = source(nodes.0, nodes.1);
+    let t = topology.map(|t| source("topology.conf", t));
+    let j = jobs.map(|(name, text)| source(name, text));
+    let lens = [
+        (nodes.0, n.text().len()),
+        ("topology.conf", t.as_ref().map_or(0, |t| t.text().len())),
+        (j.as_ref().map_or("", |j| j.name()), j.as_ref().map_or(0, |j| j.text().len())),
+    ];
+    let settings = llmgw::slurm::Settings { fabric_feature: Some("ib-".into()) };
+    within_bounds(llmgw::slurm::import(&n, t.as_ref(), j.as_ref(), &settings), &lens);
+}
+
+/// Counts where counts are parsed: huge, negative, fractional, exponent.
+fn number() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0u64..2000).prop_map(|n| n.to_string()),
+        Just("4294967296".to_string()),
+        Just("18446744073709551616".to_string()),
+        Just("1e18".to_string()),
+        Just("1e300".to_string()),
+        Just("-1".to_string()),
+        Just("0.5".to_string()),
+        Just("500m".to_string()),
+        Just("7Ki".to_string()),
+    ]
+}
+
+/// A Node with GFD labels and resources drawn from hostile counts.
+fn hostile_node() -> impl Strategy<Value = String> {
+    (
+        prop::sample::select(vec![
+            "NVIDIA-A100-SXM4-80GB",
+            "NVIDIA-A100-SXM4-80GB-SHARED",
+            "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb",
+            "Tesla-T4",
+        ]),
+        prop::option::of(number()),
+        prop::option::of(number()),
+        prop::option::of(number()),
+        prop::option::of(number()),
+        prop::option::of(number()),
+        prop::option::of(number()),
+    )
+        .prop_map(|(product, count, replicas, capacity, mig_label, mig_capacity, memory)| {
+            let mut labels = serde_json::json!({"nvidia.com/gpu.product": product, "nvidia.com/mig.strategy": "mixed"});
+            let mut cap = serde_json::json!({});
+            let mut put = |m: &mut serde_json::Value, k: &str, v: Option<String>| {
+                if let Some(v) = v {
+                    m[k] = v.into();
+                }
+            };
+            put(&mut labels, "nvidia.com/gpu.count", count);
+            put(&mut labels, "nvidia.com/gpu.replicas", replicas);
+            put(&mut labels, "nvidia.com/mig-1g.10gb.count", mig_label);
+            put(&mut labels, "nvidia.com/gpu.memory", memory.clone());
+            put(&mut cap, "nvidia.com/gpu", capacity);
+            put(&mut cap, "nvidia.com/mig-3g.40gb", mig_capacity);
+            put(&mut cap, "memory", memory.clone());
+            put(&mut cap, "cpu", memory);
+            serde_json::json!({"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "n1", "labels": labels},
+                "status": {"capacity": cap, "allocatable": cap, "conditions": [{"type": "Ready", "status": "True"}]}}]})
+            .to_string()
+        })
+}
+
+/// A Slurm node line with a hostile Gres and GresUsed, and a topology
+/// whose hostlists stand for many names.
+fn hostile_slurm() -> impl Strategy<Value = (String, String)> {
+    let gres = prop::collection::vec(
+        (prop::sample::select(vec!["h100", "1g.10gb", "nvidia_a100_3g.39gb", "7g.80gb", ""]), number()),
+        0..6,
+    );
+    let range = prop_oneof![9 => (0u64..2_000_000, 0u64..400), 1 => (0u64..2_000_000, 0u64..5_000_000)];
+    (gres, prop::collection::vec(range, 1..5), number(), number()).prop_map(|(gres, ranges, cpus, alloc)| {
+        let g: Vec<String> =
+            gres.iter().map(|(t, n)| if t.is_empty() { format!("gpu:{n}") } else { format!("gpu:{t}:{n}") }).collect();
+        let used = format!("gpu:h100:1(IDX:0-{})", ranges[0].0 % 9000);
+        let line =
+            format!("NodeName=gpu01 State=IDLE Gres={} GresUsed={used} CPUTot={cpus} CPUAlloc={alloc}\n", g.join(","));
+        let r: Vec<String> = ranges.iter().map(|(a, len)| format!("{a}-{}", a + len)).collect();
+        let topo = format!("SwitchName=s1 Nodes=gpu[{}]\nSwitchName=s2 Switches=s1\n", r.join(","));
+        (line, topo)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_kubectl_output_stays_within_bounds(
+        which in 0..2usize,
+        edits in prop::collection::vec((any::<prop::sample::Index>(), 0..4u8, "[\\[\\]{}\"':,0-9a-zA-Z.\\n -]{0,8}|\"1e18\"|\"4294967296\"|\"n1=3,3\"|\"0:99\""), 1..6),
+        pod_edits in prop::collection::vec((any::<prop::sample::Index>(), 0..4u8, "[\\[\\]{}\"=:;,0-9a-z\\n -]{0,6}"), 0..4),
+    ) {
+        let (name, text) = if which == 0 { ("nodes.json", KUBE_NODES) } else { ("node.yaml", KUBE_YAML) };
+        kube((name, mutate(text.to_string(), edits)), Some(mutate(KUBE_PODS.to_string(), pod_edits)));
+    }
+
+    #[test]
+    fn hostile_gfd_counts_stay_within_bounds(node in hostile_node()) {
+        kube(("nodes.json", node), None);
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics_an_importer(text in "(?s).{0,300}", yaml in any::<bool>()) {
+        kube((if yaml { "n.yaml" } else { "n.json" }, text.clone()), None);
+        slurm(("n.txt", text.clone()), Some(text.clone()), Some(("jobs.txt", text)));
+    }
+
+    #[test]
+    fn mutated_slurm_output_and_jobs_stay_within_bounds(
+        seed in 0..SLURM_NODES.len(),
+        job in 0..SLURM_JOBS.len(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), 0..4u8, "[\\[\\]{}()\"=:,+*0-9a-zA-Z_\\r\\n -]{0,8}"), 1..6),
+        job_edits in prop::collection::vec((any::<prop::sample::Index>(), 0..4u8, "[\\[\\]{}()\"=:,0-9a-zA-Z_/.\\n -]{0,8}"), 0..4),
+        topo_edits in prop::collection::vec((any::<prop::sample::Index>(), 0..4u8, "[\\[\\]=,0-9a-z\\n -]{0,6}"), 0..3),
+    ) {
+        let (name, text) = SLURM_NODES[seed];
+        let (jname, jtext) = SLURM_JOBS[job];
+        slurm(
+            (name, mutate(text.to_string(), edits)),
+            Some(mutate(TOPOLOGY.to_string(), topo_edits)),
+            Some((jname, mutate(jtext.to_string(), job_edits))),
+        );
+    }
+
+    #[test]
+    fn hostile_gres_and_hostlists_stay_within_bounds((line, topo) in hostile_slurm()) {
+        slurm(("n.txt", line), Some(topo), None);
+    }
+}
