@@ -138,7 +138,7 @@ fn hostile_node() -> impl Strategy<Value = String> {
         .prop_map(|(product, count, replicas, capacity, mig_label, mig_capacity, memory)| {
             let mut labels = serde_json::json!({"nvidia.com/gpu.product": product, "nvidia.com/mig.strategy": "mixed"});
             let mut cap = serde_json::json!({});
-            let mut put = |m: &mut serde_json::Value, k: &str, v: Option<String>| {
+            let put = |m: &mut serde_json::Value, k: &str, v: Option<String>| {
                 if let Some(v) = v {
                     m[k] = v.into();
                 }
