@@ -9,6 +9,7 @@ mod discovery;
 mod engine_check;
 mod generated;
 mod hardening;
+mod injection;
 mod kubernetes;
 mod loaders_never_panic;
 mod openapi;
