@@ -85,13 +85,17 @@ pub fn write_dir(dir: &Path, files: &[File], keep: &[String]) -> Result<Vec<Stri
     let staged = stage.path().join("new");
     let old = stage.path().join("old");
     for d in [&staged, &old] {
-        std::fs::create_dir(d).map_err(|e| io("write in", dir, &e))?;
+        stage.hold(|| std::fs::create_dir(d)).map_err(|e| io("write in", dir, &e))?;
     }
     for f in files {
-        let p = staged.join(&f.name);
-        let mut file = std::fs::File::create(&p).map_err(|e| io("write", &dir.join(&f.name), &e))?;
-        file.write_all(f.text.as_bytes())
-            .and_then(|()| file.sync_all())
+        // Each file is made with the signal cleanup held off, so the
+        // cleanup never races a file being created in the folder it removes.
+        stage
+            .hold(|| {
+                let mut file = std::fs::File::create(staged.join(&f.name))?;
+                file.write_all(f.text.as_bytes())?;
+                file.sync_all()
+            })
             .map_err(|e| io("write", &dir.join(&f.name), &e))?;
     }
     // Every step of the swap is a rename within one folder, planned
