@@ -258,7 +258,56 @@ impl Drop for AtomicFile {
     }
 }
 
-/// Temporary files being written, for the cleanup thread to remove.
+/// A temporary folder, removed when dropped and, like the temporary file of
+/// an `-o FILE` write, when a signal ends the process first.
+pub struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    /// A new hidden folder in `dir`, its name starting `prefix`.
+    pub fn new_in(dir: &Path, prefix: &str) -> std::io::Result<TempDir> {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        install_cleanup();
+        loop {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path = dir.join(format!("{prefix}{}-{n}", std::process::id()));
+            let made = with_pending(|pending| {
+                std::fs::create_dir(&path)?;
+                pending.push(path.clone());
+                Ok(())
+            });
+            match made {
+                Ok(()) => return Ok(TempDir { path }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` with signals held off: a signal meanwhile takes effect
+    /// after it, when the folder is removed, so what `f` does (a set of
+    /// renames) is never cut in half.
+    pub fn hold<T>(&self, f: impl FnOnce() -> T) -> T {
+        let _held = PENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        f()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = with_pending(|pending| {
+            pending.retain(|p| *p != self.path);
+            std::fs::remove_dir_all(&self.path)
+        });
+    }
+}
+
+/// Temporary files and folders being written, for the cleanup thread to remove.
 static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 fn with_pending<T>(f: impl FnOnce(&mut Vec<PathBuf>) -> std::io::Result<T>) -> std::io::Result<T> {
@@ -283,7 +332,9 @@ fn install_cleanup() {
             if let Some(sig) = signals.forever().next() {
                 let pending = PENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 for p in pending.iter() {
-                    let _ = std::fs::remove_file(p);
+                    if std::fs::remove_file(p).is_err() {
+                        let _ = std::fs::remove_dir_all(p);
+                    }
                 }
                 // Still holding the lock: the process ends here.
                 let _ = signal_hook::low_level::emulate_default_handler(sig);

@@ -139,21 +139,24 @@ pub fn resolve<'a>(plan: &'a Plan, cat: &'a Catalog, inv: &'a Inventory) -> Resu
         let resources = resources(e, profile, &nodes);
         jobs.push(Job { entry: e, model, profile, nodes, weights, resources });
     }
-    let unasked: Vec<String> = jobs
-        .iter()
-        .filter(|j| j.resources.millicpus.is_none() || j.resources.memory_mib.is_none())
-        .map(|j| format!("{} r{}", j.entry.model, j.entry.replica))
-        .collect();
-    if !unasked.is_empty() {
+    let name = |j: &Job<'_>| format!("{} r{}", j.entry.model, j.entry.replica);
+    let no_cpu: Vec<String> = jobs.iter().filter(|j| j.resources.millicpus.is_none()).map(name).collect();
+    let no_mem: Vec<String> = jobs.iter().filter(|j| j.resources.memory_mib.is_none()).map(name).collect();
+    for (what, list, field, node) in
+        [("CPU", &no_cpu, "cpus", "cpus"), ("memory", &no_mem, "memory_gb", "memory_total_mb")]
+    {
+        if list.is_empty() {
+            continue;
+        }
+        let shown = crate::report::shorten(&list.iter().map(String::as_str).collect::<Vec<_>>(), 5);
         warnings.push(
             Diag::warning(
                 Code::NoResources,
                 format!(
-                    "no CPU or memory request for {}: their profiles set no cpus/memory_gb and their nodes report no cpus/memory_total_mb (or they are CPU-only)",
-                    crate::report::shorten(&unasked.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                    "no {what} request for {shown}: the profile sets no `{field}` and the nodes report no `{node}` (or the replica is CPU-only)"
                 ),
             )
-            .help("set `cpus` and `memory_gb` on the profiles, or import the nodes with their CPUs and memory"),
+            .help(format!("set `{field}` on the profile, or import the nodes with their `{node}`")),
         );
     }
     if errors.is_empty() { Ok(Resolved { plan, jobs, skipped, warnings }) } else { Err(errors) }

@@ -12,8 +12,6 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::diag::{Code, Diag};
 
@@ -82,23 +80,23 @@ pub fn write_dir(dir: &Path, files: &[File], keep: &[String]) -> Result<Vec<Stri
         }
     }
     stale.sort();
-    // Armed before the staging folder exists, so that folder is dropped
-    // (removed) before a signal noted meanwhile ends the process.
-    let interrupted = Interrupt::arm();
-    let stage =
-        tempfile::Builder::new().prefix(".llmgw-render-").tempdir_in(dir).map_err(|e| io("write in", dir, &e))?;
+    // Removed when this returns, and when a signal ends the process first.
+    let stage = crate::output::TempDir::new_in(dir, ".llmgw-render-").map_err(|e| io("write in", dir, &e))?;
     let staged = stage.path().join("new");
     let old = stage.path().join("old");
     for d in [&staged, &old] {
-        std::fs::create_dir(d).map_err(|e| io("write in", dir, &e))?;
+        stage.hold(|| std::fs::create_dir(d)).map_err(|e| io("write in", dir, &e))?;
     }
     for f in files {
-        let p = staged.join(&f.name);
-        let mut file = std::fs::File::create(&p).map_err(|e| io("write", &dir.join(&f.name), &e))?;
-        file.write_all(f.text.as_bytes())
-            .and_then(|()| file.sync_all())
+        // Each file is made with the signal cleanup held off, so the
+        // cleanup never races a file being created in the folder it removes.
+        stage
+            .hold(|| {
+                let mut file = std::fs::File::create(staged.join(&f.name))?;
+                file.write_all(f.text.as_bytes())?;
+                file.sync_all()
+            })
             .map_err(|e| io("write", &dir.join(&f.name), &e))?;
-        interrupted.check().map_err(|()| Diag::error(Code::Io, "interrupted; the folder was left as it was"))?;
     }
     // Every step of the swap is a rename within one folder, planned
     // first: old files (and links) aside, new ones in, stale ones aside.
@@ -115,7 +113,8 @@ pub fn write_dir(dir: &Path, files: &[File], keep: &[String]) -> Result<Vec<Stri
         moves.push((staged.join(&f.name), target));
     }
     moves.extend(stale.iter().map(|name| (dir.join(name), old.join(name))));
-    swap(&moves, |from, to| std::fs::rename(from, to)).map_err(|e| io("write", dir, &e))?;
+    // A signal during the swap waits until it is done (or undone).
+    stage.hold(|| swap(&moves, |from, to| std::fs::rename(from, to))).map_err(|e| io("write", dir, &e))?;
     drop(stage);
     Ok(stale)
 }
@@ -132,42 +131,6 @@ fn swap(moves: &[(PathBuf, PathBuf)], rename: impl Fn(&Path, &Path) -> std::io::
         }
     }
     Ok(())
-}
-
-/// SIGINT, SIGTERM and SIGHUP while a folder is written: noted, so the
-/// write stops between files and cleans up, then the signal takes its
-/// usual course.
-struct Interrupt {
-    flag: Arc<AtomicBool>,
-    ids: Vec<signal_hook::SigId>,
-}
-
-impl Interrupt {
-    fn arm() -> Interrupt {
-        let flag = Arc::new(AtomicBool::new(false));
-        let ids = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP]
-            .into_iter()
-            .filter_map(|s| signal_hook::flag::register(s, flag.clone()).ok())
-            .collect();
-        Interrupt { flag, ids }
-    }
-
-    fn check(&self) -> Result<(), ()> {
-        if self.flag.load(Ordering::SeqCst) { Err(()) } else { Ok(()) }
-    }
-}
-
-impl Drop for Interrupt {
-    fn drop(&mut self) {
-        for id in self.ids.drain(..) {
-            signal_hook::low_level::unregister(id);
-        }
-        if self.flag.load(Ordering::SeqCst) {
-            // The staged files are gone (the temporary folder was dropped
-            // first); end as the signal would have ended the process.
-            let _ = signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGTERM);
-        }
-    }
 }
 
 #[cfg(test)]

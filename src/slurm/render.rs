@@ -126,6 +126,23 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Result<Rendered<'a>, Vec<Di
             );
             continue;
         }
+        if let Some(g) = gres(j).filter(|g| !plain(g)) {
+            errors.push(
+                Diag::error(
+                    Code::CannotRender,
+                    format!(
+                        "{} r{}: the gres `{}` cannot be written in a #SBATCH line",
+                        j.entry.model,
+                        j.entry.replica,
+                        crate::term::escape(&g)
+                    ),
+                )
+                .help(
+                    "a gres type holds no spaces, quotes or commas; check the GPU names or the slurm/gres-type label",
+                ),
+            );
+            continue;
+        }
         let node_ids: Vec<&str> = j.nodes.iter().map(|n| n.id.as_str()).collect();
         let wanted = Ports::defaults(j.profile);
         let mut ports = wanted;

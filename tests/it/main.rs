@@ -11,6 +11,7 @@ mod generated;
 mod hardening;
 mod hostile_imports;
 mod imports_never_panic;
+mod injection;
 mod kubernetes;
 mod loaders_never_panic;
 mod openapi;

@@ -236,3 +236,61 @@ fn endpoints_say_where_each_replica_answers() {
         serde_json::json!({"model": "llama-3.1-8b", "replica": 0, "url": "http://llmgw-llama-3-1-8b.ai.svc:9000"})
     );
 }
+
+#[test]
+fn an_interrupted_render_leaves_no_staging_folder_and_no_half_set() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fleet = d.join("fleet.toml");
+    assert_eq!(code(&run(&["inventory", "synth", "cpu:3000", "-o", fleet.to_str().unwrap()])), 0);
+    let catalog = write(
+        d,
+        "c.toml",
+        "[[model]]\nname = \"m\"\nreplicas = 3000\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n",
+    );
+    let plan = d.join("plan.json");
+    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    for sig in ["TERM", "INT"] {
+        let out_dir = d.join(format!("jobs-{sig}"));
+        std::fs::create_dir(&out_dir).unwrap();
+        let mut child = llmgw()
+            .args(["render", "slurm", plan.to_str().unwrap(), "--catalog", catalog.to_str().unwrap()])
+            .args(["-i", fleet.to_str().unwrap(), "-o", out_dir.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let seen = loop {
+            let staging = std::fs::read_dir(&out_dir)
+                .unwrap()
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(".llmgw-render-"));
+            if staging || start.elapsed() > Duration::from_secs(30) || child.try_wait().unwrap().is_some() {
+                break staging;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        assert!(seen, "the staging folder was never seen");
+        assert!(
+            std::process::Command::new("kill")
+                .args([&format!("-{sig}"), &child.id().to_string()])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let status = child.wait().unwrap();
+        let left = files(&out_dir);
+        // Either the signal came before the swap (nothing there) or the
+        // swap completed first; never a staging folder, never a half set.
+        assert!(
+            left.is_empty() || left.len() == 3000,
+            "{sig} ({status:?}): {} files, {:?}",
+            left.len(),
+            left.iter().find(|f| f.starts_with('.'))
+        );
+    }
+}
