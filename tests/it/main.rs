@@ -22,4 +22,5 @@ mod render_loop;
 mod scenarios;
 mod serve;
 mod slurm;
+mod slurm_jobs;
 mod synth;
