@@ -107,9 +107,11 @@ fn resource(
     let Some(q) = map.and_then(|m| m.get(key)) else { return Ok(None) };
     match quantity::parse(&q.0) {
         Some(v) if v >= 0.0 && v.fract() == 0.0 && v <= max as f64 => Ok(Some(v as u64)),
-        Some(v) if v > max as f64 => {
-            Err(at.resource(which, key, format!("{which} {key} is `{}`, more than the {max} llmgw takes", q.0)))
-        }
+        Some(v) if v > max as f64 => Err(at.resource(
+            which,
+            key,
+            format!("{which} {key} is `{}`, more than any node offers (llmgw takes at most {max})", q.0),
+        )),
         _ => Err(at.resource(which, key, format!("{which} {key} is `{}`, not a whole count", q.0))),
     }
 }
