@@ -200,13 +200,21 @@ fn gres(j: &Job<'_>) -> Option<String> {
     let at = &j.entry.nodes[0];
     let node: &Node = j.nodes[0];
     let gpu = node.gpus.get(node.gpu_position(*at.gpus.first()?)?)?;
-    let from_slurm = node.labels.contains_key("slurm/gres-type");
+    // Imported from Slurm (its labels say so): GPU names are gres types.
+    let from_slurm = node.labels.keys().any(|k| k.starts_with("slurm/"));
     if let [m] = at.mig_devices.as_slice() {
+        // The gres type Slurm itself gives the device (an autodetected
+        // `nvidia_a100_3g.39gb`), which the import keeps; else the profile.
         let device = gpu.mig_devices.iter().find(|d| d.index == *m)?;
-        return Some(format!("gpu:{}:1", device.profile));
+        let ty = node.labels.get(&format!("slurm/mig-gres-type.{}", device.profile)).unwrap_or(&device.profile);
+        return Some(format!("gpu:{ty}:1"));
     }
-    let ty = if from_slurm { gpu.name.clone() } else { gpu.class.clone() };
-    Some(format!("gpu:{ty}:{}", at.gpus.len()))
+    match (from_slurm, gpu.name.as_str()) {
+        // Untyped gres (`Gres=gpu:8`): no type to ask for.
+        (true, "gpu") => Some(format!("gpu:{}", at.gpus.len())),
+        (true, name) => Some(format!("gpu:{name}:{}", at.gpus.len())),
+        (false, _) => Some(format!("gpu:{}:{}", gpu.class, at.gpus.len())),
+    }
 }
 
 fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> String {

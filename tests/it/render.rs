@@ -305,3 +305,44 @@ fn long_and_colliding_names_stay_apart_and_within_kubernetes_lengths() {
         .collect();
     assert_eq!(models.len(), 3, "two models that sanitise alike keep apart labels: {models:?}");
 }
+
+#[test]
+fn slurm_gres_names_the_planned_gpus_type_whatever_the_node_mixes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let nodes = write(
+        d,
+        "nodes.txt",
+        "NodeName=mix01 CPUTot=64 CPUAlloc=0 Gres=gpu:a100:4,gpu:h100:4 GresUsed=gpu:a100:0,gpu:h100:0 RealMemory=512000 State=IDLE Partitions=gpu\n\
+         NodeName=mig01 CPUTot=64 CPUAlloc=0 Gres=gpu:nvidia_a100_3g.39gb:2 RealMemory=512000 State=IDLE Partitions=gpu\n\
+         NodeName=plain01 CPUTot=64 CPUAlloc=0 Gres=gpu:4 RealMemory=512000 State=IDLE Partitions=gpu\n",
+    );
+    let fleet = d.join("fleet.toml");
+    let out = run(&["inventory", "import", "slurm", nodes.to_str().unwrap(), "-o", fleet.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let catalog = write(
+        d,
+        "c.toml",
+        "[[model]]\nname = \"h\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100\"\ngpus_per_node = 2\n\
+         [[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"mig-parent\"\nmig_profile = \"3g.39gb\"\n\
+         [[model]]\nname = \"g\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"gpu\"\ngpus_per_node = 4\n",
+    );
+    let plan = d.join("plan.json");
+    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}\n{}", transcript(&out), std::fs::read_to_string(&fleet).unwrap());
+    let out = run(&[
+        "render",
+        "slurm",
+        plan.to_str().unwrap(),
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "-i",
+        fleet.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let text = stdout(&out);
+    let gres: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("#SBATCH --gres=")).collect();
+    assert_eq!(gres, ["gpu:h100:2", "gpu:nvidia_a100_3g.39gb:1", "gpu:4"], "{text}");
+    // Each job asks for its share of the node's CPUs (CPUTot) and memory.
+    assert!(text.contains("#SBATCH --cpus-per-task=16\n"), "{text}");
+}
