@@ -37,6 +37,8 @@ pub struct Entry {
     pub profile: Option<String>,
     pub engine: Option<String>,
     pub nodes: Vec<At>,
+    /// A running replica that is only submitted so far (a pending job).
+    pub pending: bool,
     pub span: Span,
 }
 
@@ -155,15 +157,17 @@ fn entry(dec: &mut Decoder, n: &Node<'_>, kind: Kind) -> Option<Entry> {
         }
     };
     let engine = t.optional(dec, "engine", |dec, n| dec.string(n, "engine"));
+    let pending = t.optional(dec, "pending", |dec, n| dec.boolean(n, "pending"));
     let nodes = t.require(dec, "nodes").and_then(|n| dec.array(n, "nodes"));
     let nodes: Option<Vec<At>> = nodes.map(|items| items.iter().filter_map(|n| at(dec, n)).collect());
     let (model, replica, profile, engine, nodes) = (model?, replica?, profile.ok()?, engine.ok()?, nodes?);
+    let pending = pending.ok()?.unwrap_or(false);
     if nodes.is_empty() {
         let message = format!("the plan runs `{model}` replica {replica} on no node");
         dec.error(Code::MissingField, n.span, message, "no nodes", Some(HELP.into()));
         return None;
     }
-    Some(Entry { kind, model, replica: replica as u32, profile, engine, nodes, span: n.span })
+    Some(Entry { kind, model, replica: replica as u32, profile, engine, nodes, pending, span: n.span })
 }
 
 fn at(dec: &mut Decoder, n: &Node<'_>) -> Option<At> {

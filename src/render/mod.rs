@@ -83,6 +83,13 @@ pub fn resolve<'a>(plan: &'a Plan, cat: &'a Catalog, inv: &'a Inventory) -> Resu
     let mut skipped = Vec::new();
     for e in &plan.entries {
         let at = |d: Diag| d.at(&plan.src, e.span, "this replica");
+        // A submitted job that waits for its resources: its script (or
+        // object) is already where it was written; rewriting it from the
+        // nodes it asked for would change nothing it can use.
+        if e.pending {
+            skipped.push(e);
+            continue;
+        }
         let Some(model) = cat.models.iter().find(|m| m.name == e.model) else {
             errors.push(at(Diag::error(
                 Code::UnknownModel,

@@ -49,6 +49,10 @@ struct ExistingJson<'a> {
     replica: u32,
     profile: Option<&'a str>,
     nodes: Vec<ExistingAt<'a>>,
+    /// Submitted and waiting for its resources (a pending Slurm job): it
+    /// exists, holds nothing yet, and render leaves its file as it is.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pending: bool,
 }
 
 #[derive(Serialize)]
@@ -80,8 +84,10 @@ fn existing<'a>(names: &Names<'a>) -> Vec<ExistingJson<'a>> {
                 replica: a.replica,
                 profile: None,
                 nodes: Vec::new(),
+                pending: true,
             });
             e.profile = e.profile.or(a.profile.as_deref());
+            e.pending &= a.pending;
             e.nodes.push(ExistingAt { node: &node.id, gpus: &a.gpus, mig_devices: &a.mig_devices });
         }
     }
@@ -343,10 +349,36 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
 /// Where the replicas that already run are: one line per model.
 fn existing_lines(names: &Names<'_>, out: &mut String) {
     let mut first = true;
+    // Replicas whose every allocation is pending: submitted, not running yet.
+    let mut pending: std::collections::HashMap<(&str, u32), bool> = std::collections::HashMap::new();
+    for a in names.fleet.inv.nodes.iter().flat_map(|n| &n.allocations) {
+        *pending.entry((a.model.as_str(), a.replica)).or_insert(true) &= a.pending;
+    }
+    let is_pending = |m: &str, r: u32| pending.get(&(m, r)).copied().unwrap_or(false);
     for m in &names.catalog.models {
         let Some(existing) = names.fleet.existing_of(&m.name) else { continue };
-        let running: Vec<(u32, &Vec<u32>)> =
-            existing.iter().filter(|(r, _)| **r < m.replicas).map(|(r, n)| (*r, n)).collect();
+        let waiting: Vec<(u32, &Vec<u32>)> = existing
+            .iter()
+            .filter(|(r, _)| **r < m.replicas && is_pending(&m.name, **r))
+            .map(|(r, n)| (*r, n))
+            .collect();
+        for (r, nodes) in &waiting {
+            if std::mem::take(&mut first) {
+                out.push('\n');
+            }
+            let on: Vec<&str> = nodes.iter().map(|&n| names.node(n)).collect();
+            let _ = writeln!(
+                out,
+                "{} replica {r} is pending (submitted for {}, not running yet)",
+                m.name,
+                super::shorten(&on, 5)
+            );
+        }
+        let running: Vec<(u32, &Vec<u32>)> = existing
+            .iter()
+            .filter(|(r, _)| **r < m.replicas && !is_pending(&m.name, **r))
+            .map(|(r, n)| (*r, n))
+            .collect();
         if running.is_empty() {
             continue;
         }

@@ -23,4 +23,5 @@ mod scenarios;
 mod serve;
 mod slurm;
 mod slurm_jobs;
+mod slurm_loop;
 mod synth;
