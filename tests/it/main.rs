@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod diagnostics;
 mod discovery;
+mod docs;
 mod engine_check;
 mod generated;
 mod hardening;
