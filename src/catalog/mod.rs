@@ -98,13 +98,13 @@ pub const MAX_GPUS_PER_NODE: u64 = 64;
 const MAX_REPLICAS: u64 = 1_000_000;
 
 const ROOT_FIELDS: &[&str] = &["model"];
-const MODEL_FIELDS: &[&str] =
+pub const MODEL_FIELDS: &[&str] =
     &["name", "source", "replicas", "replicas_per_node", "params_b", "dtype", "weights_gb", "profile"];
 
 /// Weight types and their bytes per parameter.
 pub const DTYPES: &[(&str, f64)] =
     &[("bf16", 2.0), ("fp16", 2.0), ("fp8", 1.0), ("int8", 1.0), ("int4", 0.5), ("fp4", 0.5)];
-const PROFILE_FIELDS: &[&str] = &[
+pub const PROFILE_FIELDS: &[&str] = &[
     "name",
     "engine",
     "gpu_class",

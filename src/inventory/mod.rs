@@ -15,6 +15,21 @@ mod fields;
 pub mod lint;
 
 pub use decode::load_spanned;
+
+/// The fields the loaders know, per table, for the docs' test:
+/// `node`, `gpu`, `mig_device`, `fabric`, `allocation`, `disk`.
+pub fn field_names(table: &str) -> &'static [&'static str] {
+    use fields::{RawAlloc, RawDisk, RawFabric, RawGpu, RawMig, RawNode, names};
+    match table {
+        "node" => names::<RawNode>(),
+        "gpu" => names::<RawGpu>(),
+        "mig_device" => names::<RawMig>(),
+        "fabric" => names::<RawFabric>(),
+        "allocation" => names::<RawAlloc>(),
+        "disk" => names::<RawDisk>(),
+        _ => &[],
+    }
+}
 pub use fast::load as load_fast;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -185,3 +185,37 @@ fn a_stale_example_is_caught() {
     assert!(matches(&shown, &["a", "z"]));
     assert!(!matches(&shown, &["a", "b"]));
 }
+
+/// The field names a section's table lists in its first column.
+fn table_fields(page: &str, heading: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(root().join(page)).unwrap();
+    let start = text.find(heading).unwrap_or_else(|| panic!("{page} has no `{heading}`"));
+    let body = &text[start + heading.len()..];
+    let end = body.find("\n#").unwrap_or(body.len());
+    body[..end]
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once('`').map(|(f, _)| f.to_string()))
+        .collect()
+}
+
+#[test]
+fn the_format_pages_list_every_field_the_loaders_know_and_no_other() {
+    let same = |page: &str, heading: &str, known: &[&str]| {
+        let mut listed = table_fields(page, heading);
+        listed.sort();
+        let mut known: Vec<String> = known.iter().map(ToString::to_string).collect();
+        known.sort();
+        assert_eq!(listed, known, "{page}, {heading}");
+    };
+    same("docs/catalog.md", "## Models: `[[model]]`", llmgw::catalog::MODEL_FIELDS);
+    same("docs/catalog.md", "## Profiles: `[[model.profile]]`", llmgw::catalog::PROFILE_FIELDS);
+    for (heading, table) in [
+        ("## Nodes: `[[node]]`", "node"),
+        ("## GPUs: `[[node.gpu]]`", "gpu"),
+        ("## Fabrics: `[[node.fabric]]`", "fabric"),
+        ("## Allocations: `[[node.allocation]]`", "allocation"),
+    ] {
+        same("docs/inventory.md", heading, llmgw::inventory::field_names(table));
+    }
+}
