@@ -82,7 +82,7 @@ fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
     }
 }
 
-/// What each exit code means for the command of a page (SPEC section 1:
+/// What each exit code means for the command of a page (docs/placement.md, "Exit codes":
 /// 0 success, 1 the answer is no, 2 the input could not be used). A command
 /// that never answers no has no 1.
 fn exit_status(page: &str) -> Vec<(&'static str, &'static str)> {

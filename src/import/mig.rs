@@ -17,7 +17,7 @@ pub fn is_profile(s: &str) -> bool {
     slices(s).is_some()
 }
 
-/// MIG devices of one profile a GPU holds (SPEC 7): 1g 7, 2g 3, 3g 2, 4g
+/// MIG devices of one profile a GPU holds (docs/kubernetes.md, MIG): 1g 7, 2g 3, 3g 2, 4g
 /// and 7g 1.
 pub fn per_gpu(profile: &str) -> u64 {
     match slices(profile) {

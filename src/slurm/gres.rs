@@ -92,7 +92,7 @@ pub struct NodeGres {
 }
 
 /// Whole GPUs numbered in order across types; MIG devices packed onto
-/// parent GPUs after them (SPEC 8): GPUs of the node's other gres type
+/// parent GPUs after them (docs/slurm.md, "MIG gres"): GPUs of the node's other gres type
 /// when it has one, else of class `mig-parent`, named after the product
 /// when the type names one.
 pub fn node_gpus(gres: &str) -> Result<NodeGres, String> {

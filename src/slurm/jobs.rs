@@ -1,7 +1,7 @@
 //! Slurm jobs as `squeue --json` (OpenAPI v0.0.37/38 and the data_parser
 //! versions after) or `scontrol -d show job [-o]` print them: which run
 //! where with which GPU indices and CPUs, and which are llmgw's replicas,
-//! told by the comment render writes (SPEC 11):
+//! told by the comment render writes (docs/slurm.md, "Import again"):
 //! `llmgw.io/model=<model>,llmgw.io/replica=<r>,llmgw.io/profile=<p>`.
 
 use serde_json::Value;
