@@ -242,9 +242,15 @@ impl Drop for Jobs<'_> {
 
 /// `sbatch` of a script with the stand-ins on the job's PATH and PYTHONPATH.
 pub fn submit(conf: &str, dir: &Path, script: &Path, log: &Path, work: &Path) -> String {
+    submit_with(conf, dir, script, log, work, &[])
+}
+
+/// As `submit`, with more sbatch options (`--hold`).
+pub fn submit_with(conf: &str, dir: &Path, script: &Path, log: &Path, work: &Path, options: &[&str]) -> String {
     let (_, python) = standins();
     let out = Command::new("sbatch")
         .arg("--parsable")
+        .args(options)
         .arg(script)
         .current_dir(work)
         .env("SLURM_CONF", conf)

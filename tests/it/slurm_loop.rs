@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
-use crate::serve::{Jobs, cluster, import_cluster, path_with_standins, python3, standins, submit};
+use crate::serve::{Jobs, cluster, import_cluster, python3, submit_with};
 
 const CATALOG: &str = r#"
 [[model]]
@@ -46,22 +46,6 @@ fn sh(conf: &str, cmd: &str, args: &[&str]) -> String {
     let out = Command::new(cmd).args(args).env("SLURM_CONF", conf).output().unwrap();
     assert!(out.status.success(), "{cmd} {args:?}: {}", transcript(&out));
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// `sbatch --hold`: a job that pends until released.
-fn submit_held(conf: &str, dir: &Path, script: &Path, work: &Path) -> String {
-    let out = Command::new("sbatch")
-        .args(["--parsable", "--hold"])
-        .arg(script)
-        .current_dir(work)
-        .env("SLURM_CONF", conf)
-        .env("PATH", path_with_standins())
-        .env("PYTHONPATH", standins().1)
-        .env("STANDIN_HOSTS", dir.join("hosts"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", transcript(&out));
-    String::from_utf8_lossy(&out.stdout).trim().split(';').next().unwrap().to_string()
 }
 
 #[test]
@@ -105,7 +89,8 @@ fn after_sbatch_and_a_reimport_with_jobs_place_places_nothing() {
     // llama-8b r1 is held: submitted, pending.
     let held = scripts.iter().position(|s| s.ends_with("llmgw-llama-8b-r1.sbatch")).unwrap();
     for (i, s) in scripts.iter().enumerate() {
-        jobs.ids.push(if i == held { submit_held(&conf, &cdir, s, d) } else { submit(&conf, &cdir, s, &log, d) });
+        let options: &[&str] = if i == held { &["--hold"] } else { &[] };
+        jobs.ids.push(submit_with(&conf, &cdir, s, &log, d, options));
     }
     // Wait until every other job runs.
     let deadline = Instant::now() + Duration::from_secs(60);
