@@ -10,11 +10,10 @@ use crate::inventory::Node;
 const MAX_VALUE: usize = 63;
 
 /// A value Kubernetes accepts: characters outside `[A-Za-z0-9._-]` become
-/// `-`, and it starts and ends with a letter or digit.
+/// `-`, at most 63 of them, starting and ending with a letter or digit
+/// (cut first, then trimmed, so a cut never ends in `.` or `-`).
 pub fn safe(v: &str) -> String {
-    let s: String =
-        v.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' }).collect();
-    s.trim_matches(|c: char| !c.is_ascii_alphanumeric()).chars().take(MAX_VALUE).collect()
+    crate::render::names::label_value(v)
 }
 
 /// The NFD feature file for a discovered node: `key=value` lines.
@@ -51,5 +50,6 @@ mod tests {
         assert_eq!(super::safe("0.6.3+cu124"), "0.6.3-cu124");
         assert_eq!(super::safe("--x--"), "x");
         assert_eq!(super::safe(&"a".repeat(100)).len(), 63);
+        assert_eq!(super::safe(&format!("{}.{}", "a".repeat(62), "b".repeat(9))), "a".repeat(62));
     }
 }
