@@ -42,12 +42,16 @@ pub struct Ports {
     pub ray_client: u16,
     /// SGLang's `--dist-init-addr` port on the leader (multi-node SGLang).
     pub dist: u16,
+    /// The TGI launcher's shard rendezvous port (sharded TGI); only given
+    /// on the command line when another replica on the node has the default.
+    pub master: u16,
 }
 
 /// The defaults when nothing else on the node uses them.
 pub const RAY_PORT: u16 = 6379;
 pub const RAY_CLIENT_PORT: u16 = 10001;
 pub const DIST_PORT: u16 = 20000;
+pub const TGI_MASTER_PORT: u16 = 29500;
 
 impl Ports {
     /// The profile's port, else the engine's, and the default start-up ports.
@@ -57,11 +61,16 @@ impl Ports {
             ray: RAY_PORT,
             ray_client: RAY_CLIENT_PORT,
             dist: DIST_PORT,
+            master: TGI_MASTER_PORT,
         }
     }
 }
 
 /// Which ports a replica's start-up needs besides its HTTP port.
+pub fn needs_master(p: &Profile) -> bool {
+    p.engine.name == "tgi" && p.gpus_per_node > 1
+}
+
 pub fn needs_ray(p: &Profile, nodes: usize) -> bool {
     nodes > 1 && p.engine.name == "vllm"
 }
@@ -134,10 +143,20 @@ impl Spec<'_> {
                 .chain([w("--host"), w("0.0.0.0"), w("--port"), port, w("--tp"), tp])
                 .chain([w("--served-model-name"), w(self.served_name)])
                 .collect(),
-            "tgi" => vec![w("text-generation-launcher"), w("--model-id"), src, w("--hostname"), w("0.0.0.0")]
-                .into_iter()
-                .chain([w("--port"), port, w("--num-shard"), tp])
-                .collect(),
+            "tgi" => {
+                let mut v: Vec<String> =
+                    vec![w("text-generation-launcher"), w("--model-id"), src, w("--hostname"), w("0.0.0.0")]
+                        .into_iter()
+                        .chain([w("--port"), port, w("--num-shard"), tp])
+                        .collect();
+                // A second sharded launcher on the node: its own rendezvous
+                // port and shard sockets, else it fails on the first one's.
+                if self.ports.master != TGI_MASTER_PORT {
+                    let m = self.ports.master.to_string();
+                    v.extend([w("--master-port"), m.clone(), w("--shard-uds-path"), format!("/tmp/llmgw-tgi-{m}")]);
+                }
+                v
+            }
             "llama.cpp" => {
                 let model = match self.weights {
                     Weights::Local(_) => w("-m"),
@@ -267,12 +286,13 @@ impl Spec<'_> {
              \x20 [ \"$(date +%s)\" -ge \"$deadline\" ] && {{ echo \"llmgw: ollama did not come up on port {port}\" >&2; exit 1; }}\n\
              \x20 sleep 1\n\
              done\n\
-             ollama pull {model}\n\
+             ollama pull {model} || {{ echo \"llmgw: ollama could not pull {model_text}\" >&2; kill \"$server\"; exit 1; }}\n\
              wait \"$server\"",
             port = self.ports.http,
             serve = words(&serve),
             deadline = Self::deadline(),
             model = quote(self.weights.as_str()),
+            model_text = self.weights.as_str().replace(['"', '$', '`', '\\'], "?"),
         )
     }
 }
@@ -303,17 +323,6 @@ pub fn default_image(engine: &str, gpu: bool) -> &'static str {
         "trtllm" => "nvcr.io/nvidia/tensorrt-llm/release:0.15.0",
         _ => "ollama/ollama:0.5.4",
     }
-}
-
-/// The adapters of a replica's nodes, each once, in order.
-pub fn hcas(nodes: &[crate::plan::At]) -> Vec<&str> {
-    let mut hcas: Vec<&str> = Vec::new();
-    for h in nodes.iter().flat_map(|a| a.hcas.iter()) {
-        if !hcas.contains(&h.as_str()) {
-            hcas.push(h);
-        }
-    }
-    hcas
 }
 
 #[cfg(test)]

@@ -69,7 +69,14 @@ impl Entry {
     /// MIG devices, with the same profile and engine (where both say).
     pub fn same_as(&self, o: &Entry) -> bool {
         let agree = |a: &Option<String>, b: &Option<String>| a.is_none() || b.is_none() || a == b;
-        self.nodes == o.nodes && agree(&self.profile, &o.profile) && agree(&self.engine, &o.engine)
+        // Ranks aside: a replica that runs is listed by node id, its plan
+        // by rank; the same nodes and GPUs are the same placement.
+        fn by_node(v: &[At]) -> Vec<&At> {
+            let mut v: Vec<&At> = v.iter().collect();
+            v.sort_by(|a, b| a.node.cmp(&b.node));
+            v
+        }
+        by_node(&self.nodes) == by_node(&o.nodes) && agree(&self.profile, &o.profile) && agree(&self.engine, &o.engine)
     }
 }
 
@@ -77,7 +84,7 @@ impl Entry {
 /// running) that NEW removes, leaves unplaced, or runs elsewhere or
 /// otherwise — never one NEW lists as running, wherever it says (Slurm
 /// may have given it other GPU indices than OLD planned).
-pub fn stopped<'a>(old: &'a Plan, new: &Plan) -> Vec<&'a Entry> {
+pub fn stopped(old: &Plan, new: &Plan) -> std::collections::HashSet<*const Entry> {
     let now: std::collections::HashMap<(&str, u32), &Entry> =
         new.entries.iter().map(|n| ((n.model.as_str(), n.replica), n)).collect();
     old.entries
@@ -87,6 +94,7 @@ pub fn stopped<'a>(old: &'a Plan, new: &Plan) -> Vec<&'a Entry> {
             Some(n) => !n.same_as(e),
             None => true,
         })
+        .map(std::ptr::from_ref)
         .collect()
 }
 

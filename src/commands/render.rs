@@ -56,8 +56,17 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
     crate::report::diagnostics::eprint(&resolved.warnings);
     let r = k8s::render(&resolved, &settings);
     crate::report::diagnostics::eprint(&r.warnings);
-    let keep = kept(&resolved, |names| k8s::workload_names(names).into_iter().map(|n| format!("{n}.yaml")).collect());
-    finish(&target, || r.stream(), || r.files(), &keep, &r.endpoints, a.common.endpoints.as_deref())
+    let mut keep =
+        kept(&resolved, |names| k8s::workload_names(names).into_iter().map(|n| format!("{n}.yaml")).collect());
+    // The Service of a model with nothing rendered (every replica pending)
+    // stays too.
+    let all: Vec<&crate::plan::Entry> = resolved.plan.entries.iter().collect();
+    for (model, name) in k8s::services(&all) {
+        if !resolved.jobs.iter().any(|j| j.entry.model == model) {
+            keep.push(format!("service-{name}.yaml"));
+        }
+    }
+    finish("kubernetes", &target, || r.stream(), || r.files(), &keep, &r.endpoints, a.common.endpoints.as_deref())
 }
 
 /// `render slurm`: the scripts one after another, or one file each under `-o DIR`.
@@ -79,7 +88,11 @@ pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
     let inp = inputs(&a.common)?;
     let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory)?;
     crate::report::diagnostics::eprint(&resolved.warnings);
-    let r = sl::render(&resolved, &settings)?;
+    let previous = match &target {
+        Target::Dir(dir) => crate::slurm::ports::previous(dir),
+        Target::Stdout => std::collections::HashMap::new(),
+    };
+    let r = sl::render(&resolved, &settings, &previous)?;
     crate::report::diagnostics::eprint(&r.warnings);
     let keep = kept(&resolved, |names| sl::job_names(names).into_iter().map(|n| format!("{n}.sbatch")).collect());
     let stream = || {
@@ -87,7 +100,7 @@ pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
         Ok(texts.join("\n"))
     };
     let files = || Ok(r.scripts.iter().map(|s| File { name: s.name.clone(), text: s.text.clone() }).collect());
-    finish(&target, stream, files, &keep, &r.endpoints, a.common.endpoints.as_deref())
+    finish("slurm", &target, stream, files, &keep, &r.endpoints, a.common.endpoints.as_deref())
 }
 
 /// The file names of running replicas that were not rendered: their files
@@ -95,10 +108,13 @@ pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
 fn kept(r: &Resolved<'_>, names: impl Fn(&[&crate::plan::Entry]) -> Vec<String>) -> Vec<String> {
     let all: Vec<&crate::plan::Entry> = r.plan.entries.iter().collect();
     let named = names(&all);
-    all.iter().zip(named).filter(|(e, _)| r.skipped.iter().any(|s| std::ptr::eq(*s, **e))).map(|(_, n)| n).collect()
+    let skipped: std::collections::HashSet<*const crate::plan::Entry> =
+        r.skipped.iter().map(|e| std::ptr::from_ref(*e)).collect();
+    all.iter().zip(named).filter(|(e, _)| skipped.contains(&std::ptr::from_ref(**e))).map(|(_, n)| n).collect()
 }
 
 fn finish(
+    kind: &str,
     target: &Target,
     stream: impl FnOnce() -> Result<String, Diag>,
     files: impl FnOnce() -> Result<Vec<File>, Diag>,
@@ -111,21 +127,30 @@ fn finish(
         Target::Stdout => (Some(stream()?), None),
         Target::Dir(_) => (None, Some(files()?)),
     };
-    if let Some(path) = endpoints_file {
-        output::write_file(path, render::endpoints_json(endpoints).as_bytes())?;
-    }
+    let endpoints = || -> Result<(), crate::Failure> {
+        match endpoints_file {
+            Some(path) => output::write_file(path, render::endpoints_json(endpoints).as_bytes()),
+            None => Ok(()),
+        }
+    };
+    // The endpoints follow the render: a render that failed leaves both as
+    // they were.
     match (target, text, files) {
         (Target::Dir(dir), _, Some(files)) => {
-            let removed = out::write_dir(dir, &files, keep)?;
+            let removed = out::write_dir(dir, kind, &files, keep)?;
             for name in removed {
                 eprintln!(
                     "removed {} (no longer in the plan)",
                     crate::term::escape(&dir.join(name).display().to_string())
                 );
             }
+            endpoints()?;
             Ok(Exit::Success)
         }
-        (_, Some(text), _) => print(&text),
+        (_, Some(text), _) => {
+            endpoints()?;
+            print(&text)
+        }
         _ => Ok(Exit::Success),
     }
 }

@@ -145,46 +145,59 @@ fn model_labels<'m>(models: &[&'m str]) -> BTreeMap<&'m str, String> {
     models.iter().copied().zip(names::unique(&wants)).collect()
 }
 
+/// The models of a plan in the order they first appear, each with its
+/// Service's name: given out over every model the plan runs (rendered or
+/// not), so names and labels never change with which replicas render.
+pub fn services<'e>(entries: &[&'e Entry]) -> Vec<(&'e str, String)> {
+    let mut models: Vec<&str> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for e in entries {
+        if seen.insert(e.model.as_str()) {
+            models.push(&e.model);
+        }
+    }
+    let wants: Vec<Want> = models
+        .iter()
+        .map(|m| Want {
+            identity: (*m).to_string(),
+            head: names::dns(&format!("llmgw-{m}")),
+            suffix: String::new(),
+            max: 63,
+        })
+        .collect();
+    models.into_iter().zip(names::unique(&wants)).collect()
+}
+
 /// The objects that run a resolved plan where it was placed.
 pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
     let names = crate::render::names_of(r, workload_names);
-    let mut models: Vec<&str> = Vec::new();
-    for j in &r.jobs {
-        if !models.contains(&j.entry.model.as_str()) {
-            models.push(&j.entry.model);
-        }
-    }
+    let all: Vec<&Entry> = r.plan.entries.iter().collect();
+    let services = services(&all);
+    let models: Vec<&str> = services.iter().map(|(m, _)| *m).collect();
     let labels = model_labels(&models);
-    let service_names = names::unique(
-        &models
-            .iter()
-            .map(|m| Want {
-                identity: (*m).to_string(),
-                head: names::dns(&format!("llmgw-{m}")),
-                suffix: String::new(),
-                max: 63,
-            })
-            .collect::<Vec<_>>(),
-    );
     let mut out = Rendered { objects: Vec::new(), endpoints: Vec::new(), warnings: Vec::new() };
     let mut no_rdma = Vec::new();
     for (j, name) in r.jobs.iter().zip(names) {
         let ctx = Ctx { job: j, name, model_label: &labels[j.entry.model.as_str()], settings: s };
-        if j.nodes.len() > 1 && !launch::hcas(&j.entry.nodes).is_empty() && s.rdma.is_none() {
+        if j.nodes.len() > 1 && !j.hcas.is_empty() && s.rdma.is_none() {
             no_rdma.push(format!("{} r{}", j.entry.model, j.entry.replica));
         }
         out.objects.push(ctx.object());
     }
-    for (m, svc) in models.iter().zip(service_names) {
-        let first = r.jobs.iter().find(|j| j.entry.model == *m).map_or(80, |j| Ports::defaults(j.profile).http);
+    for (m, svc) in services {
+        // A model none of whose replicas is rendered here (all pending, say)
+        // keeps its Service file as it is.
+        let Some(first) = r.jobs.iter().find(|j| j.entry.model == m).map(|j| Ports::defaults(j.profile).http) else {
+            continue;
+        };
         let url = match &s.namespace {
             Some(ns) => format!("http://{svc}.{ns}.svc:{first}"),
             None => format!("http://{svc}:{first}"),
         };
-        for j in r.jobs.iter().filter(|j| j.entry.model == *m) {
+        for j in r.jobs.iter().filter(|j| j.entry.model == m) {
             out.endpoints.push(Endpoint { model: &j.entry.model, replica: j.entry.replica, url: url.clone() });
         }
-        out.objects.push(service(m, &labels[m], svc, first, s));
+        out.objects.push(service(m, &labels[&m], svc, first, s));
     }
     if !no_rdma.is_empty() {
         out.warnings.push(
@@ -203,13 +216,13 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
 }
 
 /// `kubectl delete` lines for what NEW stops running of OLD.
-pub fn stop_lines(old: &Plan, stopped: &[&Entry], namespace: Option<&str>) -> String {
+pub fn stop_lines(old: &Plan, stopped: &std::collections::HashSet<*const Entry>, namespace: Option<&str>) -> String {
     let all: Vec<&Entry> = old.entries.iter().collect();
     let names = workload_names(&all);
     let ns = namespace.map(|n| format!(" -n {}", launch::quote(n))).unwrap_or_default();
     let mut out = String::new();
     for (e, name) in all.iter().zip(names) {
-        if stopped.iter().any(|s| std::ptr::eq(*s, *e)) {
+        if stopped.contains(&std::ptr::from_ref(*e)) {
             let kind = if e.nodes.len() > 1 { "leaderworkerset" } else { "deployment" };
             let _ = writeln!(out, "kubectl delete {kind}/{name}{ns}");
         }
@@ -250,12 +263,15 @@ impl Ctx<'_, '_> {
         // The exact names, which a label value may not be able to hold.
         a.insert("llmgw.io/model".to_string(), e.model.clone());
         a.insert("llmgw.io/profile".to_string(), self.job.profile.name.clone());
-        let gpus: Vec<String> = e
+        // By node id, not rank: a running replica is listed by id, and its
+        // objects must not change (and restart) from one turn to the next.
+        let mut gpus: Vec<String> = e
             .nodes
             .iter()
             .filter(|a| !a.gpus.is_empty())
             .map(|a| format!("{}={}", a.node, crate::report::join(&a.gpus)))
             .collect();
+        gpus.sort();
         if !gpus.is_empty() {
             a.insert("llmgw.io/gpus".to_string(), gpus.join(";"));
         }
@@ -303,8 +319,13 @@ impl Ctx<'_, '_> {
                 ..Deployment::default()
             }));
         }
-        let leader_node = [e.nodes[0].node.as_str()];
-        let worker_nodes: Vec<&str> = e.nodes[1..].iter().map(|a| a.node.as_str()).collect();
+        // The leader on the node of the lowest id, the same whether the
+        // replica is newly placed (listed by rank) or runs (listed by id):
+        // a template that changes from turn to turn restarts the group.
+        let mut ids: Vec<&str> = e.nodes.iter().map(|a| a.node.as_str()).collect();
+        ids.sort_unstable();
+        let leader_node = [ids[0]];
+        let worker_nodes: Vec<&str> = ids[1..].to_vec();
         let template = |role: Role, nodes: &[&str], extra: &[(&str, &str)]| PodTemplateSpec {
             metadata: Some(ObjectMeta { namespace: None, ..self.meta(None, extra) }),
             spec: Some(self.pod(role, nodes)),
@@ -384,8 +405,7 @@ impl Ctx<'_, '_> {
             failure_threshold: Some(failures),
             ..Probe::default()
         };
-        let rdma =
-            self.settings.rdma.as_ref().filter(|_| j.nodes.len() > 1 && !launch::hcas(&j.entry.nodes).is_empty());
+        let rdma = self.settings.rdma.as_ref().filter(|_| j.nodes.len() > 1 && !j.hcas.is_empty());
         Container {
             name: names::dns(p.engine.name),
             image: Some(
@@ -453,7 +473,7 @@ impl Ctx<'_, '_> {
             });
         }
         if rdma {
-            env.push(var("NCCL_IB_HCA", launch::hcas(&j.entry.nodes).join(",")));
+            env.push(var("NCCL_IB_HCA", j.hcas.join(",")));
         }
         env
     }

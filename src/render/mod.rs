@@ -24,6 +24,10 @@ pub struct Job<'a> {
     pub nodes: Vec<&'a Node>,
     pub weights: Weights,
     pub resources: Resources,
+    /// The adapters of a multi-node replica, each once: the plan's, or for
+    /// a replica that already runs (whose plan entry names none), its
+    /// nodes' adapters on the first fabric they all share.
+    pub hcas: Vec<String>,
 }
 
 /// What a replica asks for on each of its nodes; `None`: not known.
@@ -144,29 +148,33 @@ pub fn resolve<'a>(plan: &'a Plan, cat: &'a Catalog, inv: &'a Inventory) -> Resu
         }
         let weights = weights(e, model, profile, &nodes);
         let resources = resources(e, profile, &nodes);
-        jobs.push(Job { entry: e, model, profile, nodes, weights, resources });
+        let hcas = hcas(e, &nodes);
+        jobs.push(Job { entry: e, model, profile, nodes, weights, resources, hcas });
     }
-    let name = |j: &Job<'_>| format!("{} r{}", j.entry.model, j.entry.replica);
-    let no_cpu: Vec<String> = jobs.iter().filter(|j| j.resources.millicpus.is_none()).map(name).collect();
-    let no_mem: Vec<String> = jobs.iter().filter(|j| j.resources.memory_mib.is_none()).map(name).collect();
-    for (what, list, field, node) in
-        [("CPU", &no_cpu, "cpus", "cpus"), ("memory", &no_mem, "memory_gb", "memory_total_mb")]
-    {
-        if list.is_empty() {
-            continue;
-        }
-        let shown = crate::report::shorten(&list.iter().map(String::as_str).collect::<Vec<_>>(), 5);
-        warnings.push(
-            Diag::warning(
-                Code::NoResources,
-                format!(
-                    "no {what} request for {shown}: the profile sets no `{field}` and the nodes report no `{node}` (or the replica is CPU-only)"
-                ),
-            )
-            .help(format!("set `{field}` on the profile, or import the nodes with their `{node}`")),
-        );
-    }
+    warnings.extend(resource_warning(&jobs));
     if errors.is_empty() { Ok(Resolved { plan, jobs, skipped, warnings }) } else { Err(errors) }
+}
+
+/// The adapters NCCL is told of: those the plan names, else (a replica
+/// that already runs) its nodes' adapters on the first fabric, by name,
+/// that every one of its nodes is attached to. Each adapter once, in order.
+fn hcas(e: &Entry, nodes: &[&Node]) -> Vec<String> {
+    let mut named: Vec<&String> = e.nodes.iter().flat_map(|a| a.hcas.iter()).collect();
+    if named.is_empty() && nodes.len() > 1 {
+        let mut shared: Vec<&str> = nodes[0].fabrics.iter().map(|f| f.name.as_str()).collect();
+        shared.retain(|name| nodes.iter().all(|n| n.fabric(name).is_some()));
+        shared.sort_unstable();
+        if let Some(name) = shared.first() {
+            named = nodes.iter().filter_map(|n| n.fabric(name)?.hcas.as_ref()).flatten().collect();
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for h in named {
+        if !out.contains(h) {
+            out.push(h.clone());
+        }
+    }
+    out
 }
 
 /// For a running replica that does not say its profile: the highest
@@ -271,7 +279,20 @@ fn resources(e: &Entry, p: &Profile, nodes: &[&Node]) -> Resources {
     };
     let millicpus = match p.serving.cpus {
         Some(c) => Some(u64::from(c) * 1000),
-        None => per_node(&|n| n.cpus.map(f64::from)).map(|c| (c * 1000.0).floor() as u64).filter(|&m| m > 0),
+        // The CPUs pods without GPUs already hold (a Kubernetes node's
+        // DaemonSets, say) are no one's share: a replica taking every GPU
+        // asks for what is left, which the node can give.
+        None => per_node(&|n| {
+            let held: f64 = n
+                .allocations
+                .iter()
+                .filter(|a| a.gpus.is_empty() && !(a.model == e.model && a.replica == e.replica))
+                .filter_map(|a| a.cpus)
+                .sum();
+            n.cpus.map(|c| (f64::from(c) - held).max(0.0))
+        })
+        .map(|c| (c * 1000.0).floor() as u64)
+        .filter(|&m| m > 0),
     };
     let memory_mib = match p.serving.memory_gb {
         Some(g) => Some(g * 1024),
@@ -291,4 +312,32 @@ pub fn names_of(r: &Resolved<'_>, names: impl Fn(&[&Entry]) -> Vec<String>) -> V
     let at: std::collections::HashMap<*const Entry, usize> =
         all.iter().enumerate().map(|(i, e)| (std::ptr::from_ref(*e), i)).collect();
     r.jobs.iter().map(|j| at.get(&std::ptr::from_ref(j.entry)).map(|&i| named[i].clone()).unwrap_or_default()).collect()
+}
+
+/// One warning for the replicas rendered without a CPU or memory request.
+fn resource_warning(jobs: &[Job<'_>]) -> Option<Diag> {
+    let name = |j: &Job<'_>| format!("{} r{}", j.entry.model, j.entry.replica);
+    let no_cpu: Vec<String> = jobs.iter().filter(|j| j.resources.millicpus.is_none()).map(name).collect();
+    let no_mem: Vec<String> = jobs.iter().filter(|j| j.resources.memory_mib.is_none()).map(name).collect();
+    if !no_cpu.is_empty() || !no_mem.is_empty() {
+        let shown = |list: &[String]| crate::report::shorten(&list.iter().map(String::as_str).collect::<Vec<_>>(), 5);
+        let mut parts = Vec::new();
+        if !no_cpu.is_empty() {
+            parts.push(format!("no CPU request for {}", shown(&no_cpu)));
+        }
+        if !no_mem.is_empty() {
+            parts.push(format!("no memory request for {}", shown(&no_mem)));
+        }
+        return Some(
+            Diag::warning(
+                Code::NoResources,
+                format!(
+                    "{}: the profiles set no `cpus`/`memory_gb` and the nodes report no `cpus`/`memory_total_mb` (or the replicas are CPU-only)",
+                    parts.join("; ")
+                ),
+            )
+            .help("set `cpus` and `memory_gb` on the profiles, or import the nodes with their CPUs and memory"),
+        );
+    }
+    None
 }

@@ -45,9 +45,11 @@ pub fn target(o: Option<&Path>) -> Result<Target, Diag> {
     }
 }
 
-/// Whether a folder entry is a file an earlier render wrote: a regular file
-/// (never a link) whose first or second line is the header.
-fn ours(path: &Path) -> bool {
+/// Whether a folder entry is a file an earlier render of this kind wrote
+/// (`kind`: `slurm`, `kubernetes`): a regular file (never a link) whose
+/// first or second line is its header. A folder both renderers write
+/// into loses neither's files to the other.
+fn ours(path: &Path, kind: &str) -> bool {
     let Ok(m) = std::fs::symlink_metadata(path) else { return false };
     if !m.is_file() {
         return false;
@@ -56,7 +58,8 @@ fn ours(path: &Path) -> bool {
     let Ok(mut f) = std::fs::File::open(path) else { return false };
     let n = f.read(&mut head).unwrap_or(0);
     let text = String::from_utf8_lossy(&head[..n]);
-    text.lines().take(2).any(|l| l.starts_with(HEADER))
+    let header = format!("{HEADER} {kind}");
+    text.lines().take(2).any(|l| l.starts_with(&header))
 }
 
 fn io(what: &str, p: &Path, e: &std::io::Error) -> Diag {
@@ -64,9 +67,10 @@ fn io(what: &str, p: &Path, e: &std::io::Error) -> Diag {
         .help("the folder was left as it was")
 }
 
-/// Writes `files` into `dir`, removing render's own files that are not
-/// among them or `keep`; returns the names removed, sorted.
-pub fn write_dir(dir: &Path, files: &[File], keep: &[String]) -> Result<Vec<String>, Diag> {
+/// Writes `files` into `dir`, removing the files an earlier render of this
+/// `kind` wrote that are not among them or `keep`; returns the names
+/// removed, sorted.
+pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Result<Vec<String>, Diag> {
     std::fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
     let mut stale = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(|e| io("read", dir, &e))? {
@@ -75,7 +79,7 @@ pub fn write_dir(dir: &Path, files: &[File], keep: &[String]) -> Result<Vec<Stri
         if name.starts_with('.') || files.iter().any(|f| f.name == name) || keep.contains(&name) {
             continue;
         }
-        if ours(&entry.path()) {
+        if ours(&entry.path(), kind) {
             stale.push(name);
         }
     }

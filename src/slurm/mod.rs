@@ -8,6 +8,7 @@
 mod gres;
 pub mod hostlist;
 mod jobs;
+pub mod ports;
 mod records;
 pub mod render;
 mod text;

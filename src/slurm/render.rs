@@ -4,13 +4,14 @@
 //! and ports of its own on every node it shares with another replica. See
 //! docs/slurm.md and docs/serving.md.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use super::ports::PortBook;
 use crate::diag::{Code, Diag};
 use crate::inventory::Node;
 use crate::launch::{self, Platform, Ports, Role, Spec, quote, words};
-use crate::plan::{Entry, Plan};
+use crate::plan::{Entry, Kind, Plan};
 use crate::render::names::{self, Want};
 use crate::render::out::{File, HEADER};
 use crate::render::{Endpoint, Job, Resolved};
@@ -75,26 +76,6 @@ fn escape(s: &str) -> String {
     out
 }
 
-/// Ports given out per node, in plan order: a replica takes, on all of its
-/// nodes, the first port from its wanted one up that none of them uses.
-#[derive(Default)]
-struct PortBook<'a> {
-    used: BTreeMap<&'a str, Vec<u16>>,
-}
-
-impl<'a> PortBook<'a> {
-    fn take(&mut self, nodes: &[&'a str], from: u16) -> u16 {
-        let mut p = from;
-        while nodes.iter().any(|n| self.used.get(n).is_some_and(|u| u.contains(&p))) && p < u16::MAX {
-            p += 1;
-        }
-        for n in nodes {
-            self.used.entry(n).or_default().push(p);
-        }
-        p
-    }
-}
-
 /// The order Slurm gives a job's nodes (and so `SLURM_NODEID` 0, the
 /// leader): by name, numbers compared as numbers (gpu9 before gpu10).
 fn slurm_order(a: &str, b: &str) -> std::cmp::Ordering {
@@ -107,10 +88,24 @@ fn slurm_order(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 /// The scripts that run a resolved plan where it was placed, in plan order.
-pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Result<Rendered<'a>, Vec<Diag>> {
+/// `previous`: the ports the scripts of the last render into the output
+/// folder record, which replicas that run keep (see ports.rs).
+pub fn render<'a>(
+    r: &Resolved<'a>,
+    s: &Settings,
+    previous: &HashMap<(String, u32), Ports>,
+) -> Result<Rendered<'a>, Vec<Diag>> {
     let mut errors = settings_values(s);
     let names = crate::render::names_of(r, job_names);
     let mut book = PortBook::default();
+    // What runs keeps its ports: replicas that run (rendered again, or left
+    // as they are) book theirs before any new one is given one.
+    let kept = |e: &Entry| (e.kind == Kind::Existing).then(|| previous.get(&(e.model.clone(), e.replica))).flatten();
+    for e in r.jobs.iter().map(|j| j.entry).chain(r.skipped.iter().copied()) {
+        if let Some(p) = kept(e) {
+            book.book_all(&e.nodes.iter().map(|a| a.node.as_str()).collect::<Vec<_>>(), p);
+        }
+    }
     let mut out = Rendered { scripts: Vec::new(), endpoints: Vec::new(), warnings: Vec::new() };
     for (j, name) in r.jobs.iter().zip(names) {
         if let Some(bad) = j.nodes.iter().find(|n| !plain(&n.id)) {
@@ -144,16 +139,10 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Result<Rendered<'a>, Vec<Di
             continue;
         }
         let node_ids: Vec<&str> = j.nodes.iter().map(|n| n.id.as_str()).collect();
-        let wanted = Ports::defaults(j.profile);
-        let mut ports = wanted;
-        ports.http = book.take(&node_ids, wanted.http);
-        if launch::needs_ray(j.profile, j.nodes.len()) {
-            ports.ray = book.take(&node_ids, wanted.ray);
-            ports.ray_client = book.take(&node_ids, wanted.ray_client);
-        }
-        if launch::needs_dist(j.profile, j.nodes.len()) {
-            ports.dist = book.take(&node_ids, wanted.dist);
-        }
+        let ports = match kept(j.entry) {
+            Some(p) => *p,
+            None => take_ports(&mut book, &node_ids, j),
+        };
         let mut by_slurm = node_ids.clone();
         by_slurm.sort_by(|a, b| slurm_order(a, b));
         let url = format!("http://{}:{}", by_slurm[0], ports.http);
@@ -161,6 +150,38 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Result<Rendered<'a>, Vec<Di
         out.scripts.push(File { name: format!("{name}.sbatch"), text: script(j, &name, ports, &url, s) });
     }
     if errors.is_empty() { Ok(out) } else { Err(errors) }
+}
+
+/// A new replica's ports: its wanted ones, or the next free on its nodes.
+fn take_ports<'a>(book: &mut PortBook<'a>, nodes: &[&'a str], j: &Job<'_>) -> Ports {
+    let wanted = Ports::defaults(j.profile);
+    let mut ports = wanted;
+    ports.http = book.take(nodes, wanted.http);
+    if launch::needs_ray(j.profile, j.nodes.len()) {
+        ports.ray = book.take(nodes, wanted.ray);
+        ports.ray_client = book.take(nodes, wanted.ray_client);
+    }
+    if launch::needs_dist(j.profile, j.nodes.len()) {
+        ports.dist = book.take(nodes, wanted.dist);
+    }
+    if launch::needs_master(j.profile) {
+        ports.master = book.take(nodes, wanted.master);
+    }
+    ports
+}
+
+/// An image as pyxis (enroot) names it: `REGISTRY#IMAGE`, where a
+/// container runtime writes `REGISTRY/IMAGE` (`nvcr.io/nvidia/x:1` ->
+/// `nvcr.io#nvidia/x:1`); an image with no registry host is left as is.
+fn pyxis_image(image: &str) -> String {
+    match image.split_once('/') {
+        Some((host, rest))
+            if !image.contains('#') && (host.contains('.') || host.contains(':') || host == "localhost") =>
+        {
+            format!("{host}#{rest}")
+        }
+        _ => image.to_string(),
+    }
 }
 
 /// A value that can stand in a `#SBATCH` line as it is.
@@ -209,11 +230,14 @@ fn gres(j: &Job<'_>) -> Option<String> {
         let ty = node.labels.get(&format!("slurm/mig-gres-type.{}", device.profile)).unwrap_or(&device.profile);
         return Some(format!("gpu:{ty}:1"));
     }
-    match (from_slurm, gpu.name.as_str()) {
+    let count = at.gpus.len();
+    match (from_slurm && plain(&gpu.name), gpu.name.as_str(), node.labels.get("slurm/gres-type")) {
         // Untyped gres (`Gres=gpu:8`): no type to ask for.
-        (true, "gpu") => Some(format!("gpu:{}", at.gpus.len())),
-        (true, name) => Some(format!("gpu:{name}:{}", at.gpus.len())),
-        (false, _) => Some(format!("gpu:{}:{}", gpu.class, at.gpus.len())),
+        (true, "gpu", _) => Some(format!("gpu:{count}")),
+        (true, name, _) => Some(format!("gpu:{name}:{count}")),
+        // A node from elsewhere that says its gres type.
+        (false, _, Some(ty)) => Some(format!("gpu:{ty}:{count}")),
+        (false, _, None) => Some(format!("gpu:{}:{count}", gpu.class)),
     }
 }
 
@@ -226,7 +250,9 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
     let _ = writeln!(t, "#SBATCH --job-name={name}");
     let _ = writeln!(t, "#SBATCH --comment={}", comment(&e.model, e.replica, &p.name));
     let _ = writeln!(t, "#SBATCH --nodes={nodes}");
-    let _ = writeln!(t, "#SBATCH --nodelist={}", j.nodes.iter().map(|n| n.id.as_str()).collect::<Vec<_>>().join(","));
+    let mut nodelist: Vec<&str> = j.nodes.iter().map(|n| n.id.as_str()).collect();
+    nodelist.sort_by(|a, b| slurm_order(a, b));
+    let _ = writeln!(t, "#SBATCH --nodelist={}", nodelist.join(","));
     t.push_str("#SBATCH --ntasks-per-node=1\n");
     let cpus = j.resources.millicpus.map(|m| (m / 1000).max(1));
     if let Some(c) = cpus {
@@ -247,6 +273,7 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
         }
     }
     let _ = writeln!(t, "# {} replica {} (profile {}), serving at {url}", e.model, e.replica, p.name);
+    let _ = writeln!(t, "{}", super::ports::line(&ports));
     for a in e.nodes.iter().filter(|a| !a.gpus.is_empty()) {
         let _ = writeln!(t, "# Planned GPUs on {}: {} (Slurm picks the indices)", a.node, crate::report::join(&a.gpus));
     }
@@ -254,7 +281,7 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
     for (k, v) in &p.serving.env {
         let _ = writeln!(t, "export {k}={}", quote(v));
     }
-    let hcas = launch::hcas(&e.nodes);
+    let hcas = &j.hcas;
     if nodes > 1 && !hcas.is_empty() {
         let _ = writeln!(t, "export NCCL_IB_HCA={}", quote(&hcas.join(",")));
     }
@@ -265,7 +292,11 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
         let _ = write!(srun, " --cpus-per-task={c}");
     }
     if let (true, Some(image)) = (s.pyxis, &p.serving.image) {
-        let _ = write!(srun, " --container-image={}", quote(image));
+        let _ = write!(srun, " --container-image={}", quote(&pyxis_image(image)));
+        // The node's copy of the weights, seen at the same path inside.
+        if let crate::launch::Weights::Local(path) = &j.weights {
+            let _ = write!(srun, " --container-mounts={}", quote(&format!("{path}:{path}:ro")));
+        }
     }
     let spec = Spec { profile: p, served_name: &e.model, weights: &j.weights, nodes: nodes as u32, ports };
     if nodes <= 1 {
@@ -292,11 +323,11 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
 }
 
 /// `scancel` lines for what NEW stops running of OLD.
-pub fn stop_lines(old: &Plan, stopped: &[&Entry]) -> String {
+pub fn stop_lines(old: &Plan, stopped: &std::collections::HashSet<*const Entry>) -> String {
     let all: Vec<&Entry> = old.entries.iter().collect();
     let mut out = String::new();
     for (e, name) in all.iter().zip(job_names(&all)) {
-        if stopped.iter().any(|s| std::ptr::eq(*s, *e)) {
+        if stopped.contains(&std::ptr::from_ref(*e)) {
             let _ = writeln!(out, "scancel --name={}", quote(&name));
         }
     }
@@ -320,19 +351,20 @@ mod tests {
     }
 
     #[test]
+    fn pyxis_images_name_their_registry_with_a_hash() {
+        assert_eq!(
+            pyxis_image("nvcr.io/nvidia/tensorrt-llm/release:0.15.0"),
+            "nvcr.io#nvidia/tensorrt-llm/release:0.15.0"
+        );
+        assert_eq!(pyxis_image("vllm/vllm-openai:v0.6.3"), "vllm/vllm-openai:v0.6.3");
+        assert_eq!(pyxis_image("localhost:5000/x"), "localhost:5000#x");
+        assert_eq!(pyxis_image("nvcr.io#nvidia/x"), "nvcr.io#nvidia/x");
+    }
+
+    #[test]
     fn slurm_orders_numbers_as_numbers() {
         let mut v = vec!["gpu10", "gpu9", "cpu1", "gpu09a"];
         v.sort_by(|a, b| slurm_order(a, b));
         assert_eq!(v, ["cpu1", "gpu9", "gpu10", "gpu09a"]);
-    }
-
-    #[test]
-    fn ports_skip_what_a_node_already_gave_out() {
-        let mut b = PortBook::default();
-        assert_eq!(b.take(&["n1"], 8000), 8000);
-        assert_eq!(b.take(&["n1"], 8000), 8001);
-        assert_eq!(b.take(&["n2"], 8000), 8000);
-        assert_eq!(b.take(&["n1", "n2"], 8000), 8002);
-        assert_eq!(b.take(&["n2"], 8001), 8001);
     }
 }

@@ -20,6 +20,7 @@ mod policy;
 mod real_outputs;
 mod render;
 mod render_loop;
+mod render_turns;
 mod scenarios;
 mod serve;
 mod slurm;

@@ -166,8 +166,16 @@ fn a_failed_write_leaves_the_previous_render() {
     let next = write(dir.path(), "next.json", &p.to_string());
     std::fs::create_dir(out_dir.join("llmgw-qwen2-5-7b-gguf-r1.yaml")).unwrap();
     std::fs::write(out_dir.join("llmgw-qwen2-5-7b-gguf-r1.yaml/x"), "x").unwrap();
-    let out = render("kubernetes", &next, &catalog, &fleet, &["-o", out_dir.to_str().unwrap()]);
+    let ends = dir.path().join("ends.json");
+    let out = render(
+        "kubernetes",
+        &next,
+        &catalog,
+        &fleet,
+        &["-o", out_dir.to_str().unwrap(), "--endpoints", ends.to_str().unwrap()],
+    );
     assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(!ends.exists(), "the endpoints of a render that failed");
     for (f, text) in &before {
         let p = out_dir.join(f);
         if p.is_file() {

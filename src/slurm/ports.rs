@@ -1,0 +1,159 @@
+//! Ports on Slurm, where the processes of every job on a node share its
+//! network: each replica gets ports none of the others on its nodes uses.
+//!
+//! Ports are given out in plan order, but a replica that already runs
+//! keeps the ports it was started with: the last render into the output
+//! folder wrote them in its script (`# llmgw ports: ...`), and a client
+//! pointed at that replica must still reach it. Without them (no folder, or
+//! a script from elsewhere) plan order decides.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use crate::launch::Ports;
+
+/// The line a script records its ports on.
+pub const PORTS_LINE: &str = "# llmgw ports:";
+
+use crate::launch::TGI_MASTER_PORT;
+
+/// Ports given out per node: a replica takes, on all of its nodes, the
+/// first port from its wanted one up that none of them uses.
+#[derive(Default)]
+pub struct PortBook<'a> {
+    used: BTreeMap<&'a str, Vec<u16>>,
+}
+
+impl<'a> PortBook<'a> {
+    pub fn take(&mut self, nodes: &[&'a str], from: u16) -> u16 {
+        let mut p = from;
+        while nodes.iter().any(|n| self.used.get(n).is_some_and(|u| u.contains(&p))) && p < u16::MAX {
+            p += 1;
+        }
+        self.book(nodes, p);
+        p
+    }
+
+    /// Marks a port as used on the nodes, whoever else had it.
+    pub fn book(&mut self, nodes: &[&'a str], p: u16) {
+        for n in nodes {
+            self.used.entry(n).or_default().push(p);
+        }
+    }
+
+    /// Marks every port of a replica as used on its nodes.
+    pub fn book_all(&mut self, nodes: &[&'a str], p: &Ports) {
+        for port in [p.http, p.ray, p.ray_client, p.dist, p.master] {
+            self.book(nodes, port);
+        }
+    }
+}
+
+/// The ports each replica's script in the folder records, by (model,
+/// replica) as its `--comment` says.
+pub fn previous(dir: &Path) -> HashMap<(String, u32), Ports> {
+    let mut out = HashMap::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let is_file = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+        if !is_file || path.extension().is_none_or(|e| e != "sbatch") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        if let (Some(id), Some(ports)) = (identity(&text), ports(&text)) {
+            out.insert(id, ports);
+        }
+    }
+    out
+}
+
+/// (model, replica) from a script's `#SBATCH --comment=` line.
+fn identity(text: &str) -> Option<(String, u32)> {
+    let comment = text.lines().find_map(|l| l.strip_prefix("#SBATCH --comment="))?;
+    let mut model = None;
+    let mut replica = None;
+    for part in comment.split(',') {
+        match part.split_once('=') {
+            Some(("llmgw.io/model", v)) => model = Some(unescape(v)?),
+            Some(("llmgw.io/replica", v)) => replica = v.parse().ok(),
+            _ => {}
+        }
+    }
+    Some((model?, replica?))
+}
+
+/// The %XX escapes render writes undone.
+fn unescape(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn ports(text: &str) -> Option<Ports> {
+    let line = text.lines().find_map(|l| l.strip_prefix(PORTS_LINE))?;
+    let mut p = Ports {
+        http: 0,
+        ray: crate::launch::RAY_PORT,
+        ray_client: crate::launch::RAY_CLIENT_PORT,
+        dist: crate::launch::DIST_PORT,
+        master: TGI_MASTER_PORT,
+    };
+    for (k, v) in line.split_whitespace().filter_map(|kv| kv.split_once('=')) {
+        let v: u16 = v.parse().ok()?;
+        match k {
+            "http" => p.http = v,
+            "ray" => p.ray = v,
+            "ray_client" => p.ray_client = v,
+            "dist" => p.dist = v,
+            "master" => p.master = v,
+            _ => {}
+        }
+    }
+    (p.http > 0).then_some(p)
+}
+
+/// The line that records a replica's ports.
+pub fn line(p: &Ports) -> String {
+    format!(
+        "{PORTS_LINE} http={} ray={} ray_client={} dist={} master={}",
+        p.http, p.ray, p.ray_client, p.dist, p.master
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_skip_what_a_node_already_gave_out() {
+        let mut b = PortBook::default();
+        assert_eq!(b.take(&["n1"], 8000), 8000);
+        assert_eq!(b.take(&["n1"], 8000), 8001);
+        assert_eq!(b.take(&["n2"], 8000), 8000);
+        assert_eq!(b.take(&["n1", "n2"], 8000), 8002);
+        assert_eq!(b.take(&["n2"], 8001), 8001);
+    }
+
+    #[test]
+    fn a_script_says_which_replica_it_is_and_its_ports() {
+        let p = Ports { http: 8001, ray: 6380, ray_client: 10001, dist: 20000, master: 29500 };
+        let text = format!(
+            "#!/bin/bash\n#SBATCH --comment=llmgw.io/model=a%20b,llmgw.io/replica=3,llmgw.io/profile=p\n{}\n",
+            line(&p)
+        );
+        assert_eq!(identity(&text), Some(("a b".to_string(), 3)));
+        assert_eq!(ports(&text), Some(p));
+    }
+}
