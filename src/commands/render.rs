@@ -61,8 +61,9 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
     // The Service of a model with nothing rendered (every replica pending)
     // stays too.
     let all: Vec<&crate::plan::Entry> = resolved.plan.entries.iter().collect();
+    let rendered: std::collections::HashSet<&str> = resolved.jobs.iter().map(|j| j.entry.model.as_str()).collect();
     for (model, name) in k8s::services(&all) {
-        if !resolved.jobs.iter().any(|j| j.entry.model == model) {
+        if !rendered.contains(model) {
             keep.push(format!("service-{name}.yaml"));
         }
     }

@@ -184,17 +184,22 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
         }
         out.objects.push(ctx.object());
     }
+    // Each model's rendered replicas, grouped once (a catalog may hold
+    // thousands of models).
+    let mut by_model: std::collections::HashMap<&str, Vec<&Job<'a>>> = std::collections::HashMap::new();
+    for j in &r.jobs {
+        by_model.entry(j.entry.model.as_str()).or_default().push(j);
+    }
     for (m, svc) in services {
         // A model none of whose replicas is rendered here (all pending, say)
         // keeps its Service file as it is.
-        let Some(first) = r.jobs.iter().find(|j| j.entry.model == m).map(|j| Ports::defaults(j.profile).http) else {
-            continue;
-        };
+        let Some(jobs) = by_model.get(m) else { continue };
+        let first = Ports::defaults(jobs[0].profile).http;
         let url = match &s.namespace {
             Some(ns) => format!("http://{svc}.{ns}.svc:{first}"),
             None => format!("http://{svc}:{first}"),
         };
-        for j in r.jobs.iter().filter(|j| j.entry.model == m) {
+        for j in jobs {
             out.endpoints.push(Endpoint { model: &j.entry.model, replica: j.entry.replica, url: url.clone() });
         }
         out.objects.push(service(m, &labels[&m], svc, first, s));

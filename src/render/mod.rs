@@ -83,6 +83,7 @@ pub fn resolve<'a>(plan: &'a Plan, cat: &'a Catalog, inv: &'a Inventory) -> Resu
             );
         }
     }
+    let models: std::collections::HashMap<&str, &Model> = cat.models.iter().map(|m| (m.name.as_str(), m)).collect();
     let mut jobs = Vec::with_capacity(plan.entries.len());
     let mut skipped = Vec::new();
     for e in &plan.entries {
@@ -94,7 +95,7 @@ pub fn resolve<'a>(plan: &'a Plan, cat: &'a Catalog, inv: &'a Inventory) -> Resu
             skipped.push(e);
             continue;
         }
-        let Some(model) = cat.models.iter().find(|m| m.name == e.model) else {
+        let Some(model) = models.get(e.model.as_str()).copied() else {
             errors.push(at(Diag::error(
                 Code::UnknownModel,
                 format!("the plan runs `{}`, which the catalog has not", e.model),

@@ -17,7 +17,7 @@ fn plan(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathB
     (plan, catalog, fleet)
 }
 
-fn render(kind: &str, plan: &Path, catalog: &Path, fleet: &Path, extra: &[&str]) -> std::process::Output {
+pub fn render(kind: &str, plan: &Path, catalog: &Path, fleet: &Path, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
         "render",
         kind,

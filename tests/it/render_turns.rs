@@ -15,17 +15,7 @@ fn place(dir: &Path, catalog: &Path, fleet: &Path, out: &str) -> PathBuf {
 }
 
 fn render(kind: &str, plan: &Path, catalog: &Path, fleet: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "render",
-        kind,
-        plan.to_str().unwrap(),
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "-i",
-        fleet.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let out = run(&args);
+    let out = crate::render_loop::render(kind, plan, catalog, fleet, extra);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     out
 }
