@@ -46,6 +46,7 @@ codes! {
     GpuClassRequired => "llmgw::catalog::gpu-class-required", "a GPU-only engine with no gpu_class";
     NodesRange => "llmgw::catalog::nodes-range", "nodes outside 1..=1024";
     GpusPerNodeRange => "llmgw::catalog::gpus-per-node-range", "gpus_per_node outside 1..=64 on a GPU profile";
+    BadToleration => "llmgw::catalog::toleration", "a toleration that is not `key`, `key=value`, `key:Effect` or `key=value:Effect`";
     EmptyLabel => "llmgw::catalog::empty-label", "a node_selector entry with an empty key or value";
     NoProfiles => "llmgw::catalog::no-profiles", "a model with replicas but no profile to place them with";
     DiskWithoutSource => "llmgw::catalog::disk-without-source", "min_disk_gb with no source, so it can never be checked";
@@ -66,6 +67,7 @@ codes! {
     DuplicateMig => "llmgw::inventory::duplicate-mig", "two MIG devices with one index on a GPU";
     UnknownMig => "llmgw::inventory::unknown-mig-device", "an allocation naming a MIG device the GPU does not have";
     MigHeldTwice => "llmgw::inventory::mig-device-held-twice", "a MIG device held by two allocations";
+    BadTaint => "llmgw::inventory::taint", "a node taint that is not `key=value:Effect` or `key:Effect`";
     MigNeedsOneGpu => "llmgw::inventory::mig-needs-one-gpu", "mig_devices in an allocation that does not name exactly one GPU";
     DefaultPrefixFabric => "llmgw::inventory::default-prefix-fabric", "a fabric named after its subnet manager";
     UnusedGpuClass => "llmgw::inventory::unused-gpu-class", "a GPU class that no profile of the catalogs given asks for";
@@ -94,6 +96,8 @@ codes! {
     OverSubscribed => "llmgw::import::over-subscribed", "workloads that hold more GPUs or MIG devices than the node has";
     Unloadable => "llmgw::import::unloadable", "an imported inventory that llmgw's own loader refuses (a bug in the import)";
     GpuAnnotation => "llmgw::kubernetes::gpus-annotation", "an llmgw.io/gpus or llmgw.io/mig-devices annotation that cannot be what the pod holds";
+    NoDevicePlugin => "llmgw::kubernetes::no-device-plugin", "GPUs the labels count but the kubelet does not offer";
+    OtherVendor => "llmgw::import::other-vendor", "GPUs of a vendor llmgw does not import yet (AMD, Intel, Habana)";
     MigResources => "llmgw::kubernetes::mig-resources", "MIG labels that disagree with the MIG resources a node advertises";
     SlurmNoState => "llmgw::slurm::no-state", "a Slurm node with no state, which llmgw will not take as ready";
     CpusFull => "llmgw::slurm::cpus-full", "a node whose CPUs are all allocated, so its free GPUs can start nothing";

@@ -34,6 +34,7 @@ pub mod report;
 pub mod slurm;
 pub mod source;
 pub mod synth;
+pub mod taints;
 pub mod term;
 mod timings;
 

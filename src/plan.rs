@@ -43,22 +43,41 @@ pub struct Entry {
 }
 
 /// One node of a replica, in rank order. Two are equal when they name the
-/// same node, GPUs and MIG devices (adapters and places in a file aside).
+/// same node, GPUs and MIG devices, and ask for the same CPUs and memory
+/// where both say (adapters and places in a file aside).
 #[derive(Clone, Debug, Serialize)]
 pub struct At {
     pub node: String,
     pub gpus: Vec<u32>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mig_devices: Vec<u32>,
+    /// What the replica asks of the node (render writes exactly this):
+    /// CPUs in millicores, memory in MiB; `None` where the plan does not say.
+    #[serde(rename = "cpus", skip_serializing_if = "Option::is_none", serialize_with = "as_cpus")]
+    pub cpus_millis: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
     #[serde(skip)]
     pub hcas: Vec<String>,
     #[serde(skip)]
     pub span: Span,
 }
 
+fn as_cpus<S: serde::Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(m) => Serialize::serialize(&crate::report::Cpus(*m), s),
+        None => s.serialize_none(),
+    }
+}
+
 impl PartialEq for At {
     fn eq(&self, o: &At) -> bool {
-        self.node == o.node && self.gpus == o.gpus && self.mig_devices == o.mig_devices
+        let agree = |a: Option<u64>, b: Option<u64>| a.is_none() || b.is_none() || a == b;
+        self.node == o.node
+            && self.gpus == o.gpus
+            && self.mig_devices == o.mig_devices
+            && agree(self.cpus_millis, o.cpus_millis)
+            && agree(self.memory_mb, o.memory_mb)
     }
 }
 
@@ -184,11 +203,23 @@ fn at(dec: &mut Decoder, n: &Node<'_>) -> Option<At> {
     let gpus = t.optional(dec, "gpus", |dec, n| dec.uint_list(n, "gpus", u64::from(u32::MAX)));
     let migs = t.optional(dec, "mig_devices", |dec, n| dec.uint_list(n, "mig_devices", u64::from(u32::MAX)));
     let hcas = t.optional(dec, "hcas", |dec, n| dec.string_list(n, "hcas"));
+    let cpus = t.optional(dec, "cpus", |dec, n| {
+        let c = dec.number_above(n, "cpus", true, "the CPUs the replica asks of the node, e.g. 16")?;
+        if c > crate::inventory::MAX_CPUS {
+            let message = format!("`cpus` must be at most {}, found {c}", u32::MAX);
+            dec.error(Code::OutOfRange, n.span, message, "too large", Some(HELP.into()));
+            return None;
+        }
+        Some(crate::placement::millis(c))
+    });
+    let memory_mb = t.optional(dec, "memory_mb", |dec, n| dec.uint(n, "memory_mb", i64::MAX as u64));
     let indices = |v: Vec<(u64, Span)>| v.into_iter().map(|(i, _)| i as u32).collect::<Vec<u32>>();
     Some(At {
         node: node?,
         gpus: indices(gpus.ok()?.unwrap_or_default()),
         mig_devices: indices(migs.ok()?.unwrap_or_default()),
+        cpus_millis: cpus.ok()?,
+        memory_mb: memory_mb.ok()?,
         hcas: hcas.ok()?.unwrap_or_default(),
         span: n.span,
     })

@@ -193,6 +193,8 @@ pub fn node_of(sh: &Shape, id: String, fabric: Option<&str>, mut labels: BTreeMa
         labels,
         memory_total_mb: sh.memory_mb,
         cpus: None,
+        memory_allocatable_mb: None,
+        taints: Vec::new(),
         engines: Some(sh.engines.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
         weights: None,
         disk: Some(Disk { path: "/models".into(), free_bytes: total_bytes / 10 * 9, total_bytes }),

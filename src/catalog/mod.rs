@@ -52,6 +52,9 @@ pub struct Profile {
     pub priority_span: Span,
     /// Sorted by key: placement checks (and reports) keys in that order.
     pub node_selector: Vec<(String, String)>,
+    /// The node taints it may be placed despite (docs/catalog.md); a GPU
+    /// profile also tolerates `nvidia.com/gpu` taints without saying so.
+    pub tolerations: Vec<crate::taints::Toleration>,
     pub min_memory_gb: u64,
     pub min_disk_gb: u64,
     pub min_disk_span: Span,
@@ -112,6 +115,7 @@ pub const PROFILE_FIELDS: &[&str] = &[
     "nodes",
     "priority",
     "node_selector",
+    "tolerations",
     "min_memory_gb",
     "min_disk_gb",
     "source",
@@ -244,6 +248,7 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
     let priority_node = t.get("priority");
     let priority = priority_node.map(|n| dec.int(n, "priority"));
     let selector = t.get("node_selector").map(|n| dec.string_map(n, "node_selector"));
+    let tolerations = t.optional(dec, "tolerations", toleration_list);
     let min_memory = t.get("min_memory_gb").map(|n| dec.uint(n, "min_memory_gb", u64::MAX >> 1));
     let disk_node = t.get("min_disk_gb");
     let min_disk = disk_node.map(|n| dec.uint(n, "min_disk_gb", u64::MAX >> 1));
@@ -304,6 +309,7 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         Some(None) => None,
         Some(Some(entries)) => selector_entries(dec, entries, &mut ok),
     };
+    let Ok(tolerations) = tolerations else { return None };
     if !ok {
         return None;
     }
@@ -319,6 +325,7 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         priority: priority.unwrap_or(Some(0))?,
         priority_span: priority_node.map_or(span, |n| n.span),
         node_selector: node_selector?,
+        tolerations: tolerations.unwrap_or_default(),
         min_memory_gb: min_memory.unwrap_or(Some(0))?,
         min_disk_gb: min_disk.unwrap_or(Some(0))?,
         min_disk_span: disk_node.map_or(span, |n| n.span),
@@ -327,6 +334,33 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         source: source.or_else(|| model_source.map(str::to_owned)),
         serving: serving?,
     })
+}
+
+/// `tolerations = ["key", "key=value", "key:Effect", "key=value:Effect"]`,
+/// each checked where it is written.
+fn toleration_list(dec: &mut Decoder, n: &doc::Node<'_>) -> Option<Vec<crate::taints::Toleration>> {
+    let items = dec.array(n, "tolerations")?;
+    let mut out: Vec<crate::taints::Toleration> = Vec::with_capacity(items.len());
+    let mut ok = true;
+    for item in items {
+        let Some(s) = dec.string(item, "tolerations") else {
+            ok = false;
+            continue;
+        };
+        match crate::taints::Toleration::parse(&s) {
+            Ok(t) => {
+                if !out.contains(&t) {
+                    out.push(t);
+                }
+            }
+            Err(why) => {
+                let help = "tolerate a taint by its key (`sku`), key and value (`sku=gpu`), and perhaps its effect (`sku=gpu:NoSchedule`)";
+                dec.error(Code::BadToleration, item.span, why, "not a toleration", Some(help.into()));
+                ok = false;
+            }
+        }
+    }
+    ok.then_some(out)
 }
 
 /// The render-only fields of a profile; `None` when one is unusable.

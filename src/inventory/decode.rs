@@ -75,8 +75,12 @@ fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
         super::check::state(dec, &s, n.span)
     });
     let labels = t.optional(dec, "labels", |dec, n| dec.string_map(n, "labels"));
+    let taints = t.optional(dec, "taints", taint_list);
     let memory_total_mb = t.optional(dec, "memory_total_mb", |dec, n| dec.uint(n, "memory_total_mb", I64));
-    let cpus = t.optional(dec, "cpus", |dec, n| dec.uint(n, "cpus", U32));
+    let memory_allocatable_mb =
+        t.optional(dec, "memory_allocatable_mb", |dec, n| dec.uint(n, "memory_allocatable_mb", I64));
+    let cpus =
+        t.optional(dec, "cpus", |dec, n| cpu_count(dec, n, "cpus", "the CPUs workloads may use, e.g. 96 or 95.5"));
     let engines = t.optional(dec, "engines", |dec, n| dec.string_map(n, "engines"));
     let weights = t.optional(dec, "weights", |dec, n| dec.string_list(n, "weights"));
     let disk = t.optional(dec, "disk", disk);
@@ -93,8 +97,10 @@ fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
         discovered_by: discovered_by.ok().flatten(),
         state: state.ok().flatten().unwrap_or(State::Ready),
         labels: pairs(labels.ok().flatten()),
+        taints: taints.ok().flatten().unwrap_or_default(),
         memory_total_mb: memory_total_mb.ok().flatten().unwrap_or(0),
-        cpus: cpus.ok().flatten().map(|c| c as u32),
+        memory_allocatable_mb: memory_allocatable_mb.ok().flatten(),
+        cpus: cpus.ok().flatten(),
         engines: engines.ok().flatten().map(|e| pairs(Some(e))),
         weights: weights.unwrap_or(Some(Vec::new())),
         disk: disk.ok().flatten(),
@@ -181,22 +187,65 @@ fn allocation(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<AllocPart> {
     let replica = t.required(dec, "replica", |dec, n| dec.uint(n, "replica", U32));
     let gpus = t.optional(dec, "gpus", |dec, n| dec.uint_list(n, "gpus", I64));
     let migs = t.optional(dec, "mig_devices", |dec, n| dec.uint_list(n, "mig_devices", I64));
-    let cpus = t.optional(dec, "cpus", |dec, n| {
-        dec.number_above(n, "cpus", true, "the CPUs the allocation holds, e.g. 16 or 0.5")
-    });
+    let cpus =
+        t.optional(dec, "cpus", |dec, n| cpu_count(dec, n, "cpus", "the CPUs the allocation holds, e.g. 16 or 0.5"));
+    let memory_mb = t.optional(dec, "memory_mb", |dec, n| dec.uint(n, "memory_mb", I64));
     let profile = t.optional(dec, "profile", |dec, n| dec.string(n, "profile"));
     let pending = t.optional(dec, "pending", |dec, n| dec.boolean(n, "pending"));
+    let job = t.optional(dec, "job", |dec, n| dec.uint(n, "job", I64));
     t.finish(dec, fields::names::<RawAlloc>());
     Some(AllocPart {
         alloc: Allocation {
             cpus: cpus.ok()?,
+            memory_mb: memory_mb.ok()?,
             profile: profile.ok()?,
             pending: pending.ok()?.unwrap_or(false),
+            job: job.ok()?,
             ..Allocation::new(model?, replica? as u32, Vec::new(), Vec::new())
         },
         gpus: gpus.ok()?.unwrap_or_default(),
         migs: migs.ok()?.unwrap_or_default(),
     })
+}
+
+/// The most CPUs a node or an allocation may say it has.
+pub const MAX_CPUS: f64 = u32::MAX as f64;
+
+/// A CPU count: a finite number from 0 to `MAX_CPUS`, fractions allowed.
+fn cpu_count(dec: &mut Decoder, n: &doc::Node<'_>, field: &str, help: &str) -> Option<f64> {
+    let c = dec.number_above(n, field, true, help)?;
+    if c > MAX_CPUS {
+        dec.error(
+            Code::OutOfRange,
+            n.span,
+            format!("`{field}` must be at most {}, found {c}", u32::MAX),
+            "too large",
+            Some(help.into()),
+        );
+        return None;
+    }
+    Some(c)
+}
+
+/// `taints = ["key=value:Effect", ...]`, each checked where it is written.
+fn taint_list(dec: &mut Decoder, n: &doc::Node<'_>) -> Option<Vec<String>> {
+    let items = dec.array(n, "taints")?;
+    let mut out = Vec::with_capacity(items.len());
+    let mut ok = true;
+    for item in items {
+        let Some(s) = dec.string(item, "taints") else {
+            ok = false;
+            continue;
+        };
+        if let Err(why) = crate::taints::parse_taint(&s) {
+            let help = "write the taint as `kubectl describe node` shows it: `nvidia.com/gpu=present:NoSchedule`";
+            dec.error(Code::BadTaint, item.span, why, "not a taint", Some(help.into()));
+            ok = false;
+            continue;
+        }
+        out.push(s);
+    }
+    ok.then_some(out)
 }
 
 fn disk(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Disk> {

@@ -97,6 +97,9 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
         || n.id.chars().any(char::is_control)
         || !in_range(n.memory_total_mb)
         || n.fabric.iter().any(|f| f.name.is_empty())
+        || n.memory_allocatable_mb.is_some_and(|m| !in_range(m))
+        || n.cpus.is_some_and(|c| !(c.is_finite() && (0.0..=super::MAX_CPUS).contains(&c)))
+        || n.taints.iter().any(|t| crate::taints::parse_taint(t).is_err())
     {
         return None;
     }
@@ -150,12 +153,15 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
         .into_iter()
         .map(|a| {
             // A count that is not one sends the file to the spanned path.
-            let cpus_ok = a.cpus.is_none_or(|c| c.is_finite() && c >= 0.0);
-            cpus_ok.then(|| AllocPart {
+            let cpus_ok = a.cpus.is_none_or(|c| c.is_finite() && (0.0..=super::MAX_CPUS).contains(&c));
+            let sizes_ok = a.memory_mb.is_none_or(in_range) && a.job.is_none_or(in_range);
+            (cpus_ok && sizes_ok).then(|| AllocPart {
                 alloc: Allocation {
                     cpus: a.cpus,
+                    memory_mb: a.memory_mb,
                     profile: a.profile,
                     pending: a.pending,
+                    job: a.job,
                     ..Allocation::new(a.model, a.replica, Vec::new(), Vec::new())
                 },
                 gpus: a.gpus.into_iter().map(|g| (u64::from(g), Span::default())).collect(),
@@ -168,7 +174,9 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
         discovered_by: n.discovered_by,
         state,
         labels: n.labels.0,
+        taints: n.taints,
         memory_total_mb: n.memory_total_mb,
+        memory_allocatable_mb: n.memory_allocatable_mb,
         cpus: n.cpus,
         engines: n.engines.map(|e| e.0),
         weights: n.weights,

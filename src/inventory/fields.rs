@@ -27,9 +27,13 @@ pub struct RawNode {
     #[serde(default)]
     pub labels: UniqueMap,
     #[serde(default)]
+    pub taints: Vec<String>,
+    #[serde(default)]
     pub memory_total_mb: u64,
     #[serde(default, deserialize_with = "some")]
-    pub cpus: Option<u32>,
+    pub memory_allocatable_mb: Option<u64>,
+    #[serde(default, deserialize_with = "some")]
+    pub cpus: Option<f64>,
     #[serde(default, deserialize_with = "some")]
     pub engines: Option<UniqueMap>,
     #[serde(default, deserialize_with = "some")]
@@ -111,9 +115,13 @@ pub struct RawAlloc {
     #[serde(default, deserialize_with = "some")]
     pub cpus: Option<f64>,
     #[serde(default, deserialize_with = "some")]
+    pub memory_mb: Option<u64>,
+    #[serde(default, deserialize_with = "some")]
     pub profile: Option<String>,
     #[serde(default)]
     pub pending: bool,
+    #[serde(default, deserialize_with = "some")]
+    pub job: Option<u64>,
 }
 
 fn yes() -> bool {

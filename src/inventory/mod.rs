@@ -14,7 +14,7 @@ mod fast;
 mod fields;
 pub mod lint;
 
-pub use decode::load_spanned;
+pub use decode::{MAX_CPUS, load_spanned};
 
 /// The fields the loaders know, per table, for the docs' test:
 /// `node`, `gpu`, `mig_device`, `fabric`, `allocation`, `disk`.
@@ -75,11 +75,20 @@ pub struct Node {
     pub state: State,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// Taints as written (`key=value:Effect`, `key:Effect`): workloads that
+    /// do not tolerate one with effect NoSchedule or NoExecute stay off.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<String>,
     #[serde(skip_serializing_if = "is_zero")]
     pub memory_total_mb: u64,
-    /// Logical CPUs that workloads may use; `None`: not reported.
+    /// The memory workloads may request (Kubernetes' allocatable, Slurm's
+    /// RealMemory less MemSpecLimit); `None`: `memory_total_mb`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cpus: Option<u32>,
+    pub memory_allocatable_mb: Option<u64>,
+    /// Logical CPUs that workloads may use, perhaps fractional (`95.5`);
+    /// `None`: not reported.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "cpu_count")]
+    pub cpus: Option<f64>,
     /// Engine -> version ("" when only its presence is known). Absent or
     /// empty, on a node not discovered by llmgw, means the node does not
     /// report engines (an older agent): never a reason to reject it.
@@ -201,15 +210,23 @@ pub struct Allocation {
     /// The CPUs it holds (a pod's requests, a Slurm job's CPUs), when known.
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "cpu_count")]
     pub cpus: Option<f64>,
+    /// The memory it holds, MiB, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
     /// The catalog profile it runs, when the scheduler's record says so
     /// (llmgw's labels and job comments carry it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
     /// The replica is submitted but waits for its resources (a pending
-    /// Slurm job): it exists, so no second copy is started, and holds
-    /// nothing yet (`gpus = []`).
+    /// Slurm job or pod): it exists, so no second copy is started, and it
+    /// holds what it asked for (GPUs, MIG devices, CPUs, memory) as a
+    /// running one does, so nothing else is planned onto them.
     #[serde(skip_serializing_if = "is_false")]
     pub pending: bool,
+    /// The Slurm job id, when the import knows it (`render slurm --stop`
+    /// cancels by it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<u64>,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -219,7 +236,17 @@ fn is_false(v: &bool) -> bool {
 impl Allocation {
     /// What an import knows of a workload: who, which replica, which GPUs.
     pub fn new(model: String, replica: u32, gpus: Vec<u32>, mig_devices: Vec<u32>) -> Allocation {
-        Allocation { model, replica, gpus, mig_devices, cpus: None, profile: None, pending: false }
+        Allocation {
+            model,
+            replica,
+            gpus,
+            mig_devices,
+            cpus: None,
+            memory_mb: None,
+            profile: None,
+            pending: false,
+            job: None,
+        }
     }
 }
 
@@ -249,6 +276,18 @@ impl Node {
     /// Whether the node is known to hold these weights.
     pub fn holds(&self, source: &str) -> bool {
         self.weights.as_ref().is_some_and(|w| w.iter().any(|s| s == source))
+    }
+    /// The memory workloads may request, MiB (0: not reported).
+    pub fn memory_schedulable_mb(&self) -> u64 {
+        self.memory_allocatable_mb.unwrap_or(self.memory_total_mb)
+    }
+    /// The taints that keep workloads off (NoSchedule, NoExecute), parsed;
+    /// the loaders refuse a taint that does not parse.
+    pub fn repelling_taints(&self) -> impl Iterator<Item = (&str, crate::taints::Taint<'_>)> {
+        self.taints
+            .iter()
+            .filter_map(|t| crate::taints::parse_taint(t).ok().map(|p| (t.as_str(), p)))
+            .filter(|(_, p)| p.effect.repels())
     }
     pub fn gpu_position(&self, index: u32) -> Option<usize> {
         self.gpus.binary_search_by_key(&index, |g| g.index).ok()

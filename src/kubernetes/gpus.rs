@@ -241,6 +241,22 @@ pub fn of(
             return Err(too_many(physical, "GPUs"));
         }
         let mut gpus: Vec<Gpu> = (0..physical as u32).map(|g| Gpu::named(g, &name, memory)).collect();
+        // The kubelet offers none of the GPUs the labels count: the device
+        // plugin is not running, and no pod gets one.
+        let unhealthy = if labelled && physical > 0 && capacity == Some(0) && allocatable.unwrap_or(0) == 0 {
+            warnings.push(
+                Diag::warning(
+                    Code::NoDevicePlugin,
+                    format!(
+                        "node `{id}`: its labels count {physical} GPU(s) but the kubelet advertises nvidia.com/gpu: 0; all are taken as unhealthy"
+                    ),
+                )
+                .help("the NVIDIA device plugin is not running there: no pod can be given a GPU until it is"),
+            );
+            physical
+        } else {
+            unhealthy
+        };
         // Allocatable below capacity: the difference is unhealthy, the highest indices.
         for g in gpus.iter_mut().rev().take(unhealthy as usize) {
             g.healthy = false;

@@ -8,6 +8,8 @@ pub mod lws;
 mod pods;
 pub mod quantity;
 pub mod render;
+mod requests;
+mod scheduling;
 
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
@@ -293,46 +295,85 @@ fn state(n: &KubeNode) -> State {
     }
 }
 
+/// Taints that keep workloads off (NoSchedule, NoExecute), as `kubectl
+/// describe node` writes them (`key=value:Effect`, `key:Effect`); those
+/// that are node states already (cordoned, draining, down) are left out.
+fn taints(n: &KubeNode) -> Vec<String> {
+    const STATES: &[&str] = &[
+        "node.kubernetes.io/unschedulable",
+        "llmgw.io/draining",
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ];
+    let mut out = Vec::new();
+    for t in n.spec.as_ref().and_then(|s| s.taints.as_ref()).into_iter().flatten() {
+        if STATES.contains(&t.key.as_str()) || !matches!(t.effect.as_str(), "NoSchedule" | "NoExecute") {
+            continue;
+        }
+        let text = match t.value.as_deref().filter(|v| !v.is_empty()) {
+            Some(v) => format!("{}={v}:{}", t.key, t.effect),
+            None => format!("{}:{}", t.key, t.effect),
+        };
+        // A key the inventory could not read back (a space, `=` or `:` in
+        // it) is no taint Kubernetes accepts either.
+        if crate::taints::parse_taint(&text).is_ok() && !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    out
+}
+
 /// Label-safe text back to what it stood for: `llmgw-0.1.0` -> `llmgw 0.1.0`.
 fn discovered_by(v: &str) -> String {
     v.replacen('-', " ", 1)
 }
 
-/// A node's memory (`status.capacity.memory`, MiB) and CPUs
-/// (`status.allocatable.cpu`, whole), each in the range the inventory
-/// takes, or the error at the quantity.
+/// What a node offers workloads: its memory (`status.capacity.memory`,
+/// MiB), the memory they may request (`status.allocatable.memory`), and
+/// its CPUs (`status.allocatable.cpu`, fractions kept).
+struct Sizes {
+    memory_total_mb: u64,
+    memory_allocatable_mb: Option<u64>,
+    cpus: Option<f64>,
+}
+
+/// A node's sizes, each in the range the inventory takes, or the error at
+/// the quantity.
 fn sizes(
     file: &File<'_>,
     i: usize,
     id: &str,
     status: Option<&k8s_openapi::api::core::v1::NodeStatus>,
-) -> Result<(u64, Option<u32>), Vec<Diag>> {
-    let capacity = status.and_then(|s| s.capacity.as_ref());
+) -> Result<Sizes, Vec<Diag>> {
     let at_status = |which: &'static str, key: &'static str| {
         let mut p = file.item_path(i);
         p.extend([Step::Key("status"), Step::Key(which), Step::Key(key)]);
         p
     };
-    let memory_total_mb = match capacity.and_then(|c| c.get("memory")) {
-        None => 0,
-        Some(q) => quantity::parse(&q.0).and_then(crate::import::mib_of_bytes).ok_or_else(|| {
+    let memory = |which: &'static str| -> Result<Option<u64>, Vec<Diag>> {
+        let map = status.and_then(|s| if which == "capacity" { s.capacity.as_ref() } else { s.allocatable.as_ref() });
+        let Some(q) = map.and_then(|c| c.get("memory")) else { return Ok(None) };
+        quantity::parse(&q.0).and_then(crate::import::mib_of_bytes).map(Some).ok_or_else(|| {
             vec![file.error(
                 Code::OutOfRange,
-                &at_status("capacity", "memory"),
-                format!("node `{id}`: memory `{}` is not a Kubernetes quantity of bytes llmgw takes", q.0),
+                &at_status(which, "memory"),
+                format!("node `{id}`: {which} memory `{}` is not a Kubernetes quantity of bytes llmgw takes", q.0),
                 "not a memory size",
                 "a quantity is a number with an optional suffix (2113470464Ki, 2Ti, 64G), from 0 to 8 EiB",
             )]
-        })?,
+        })
     };
+    let memory_total_mb = memory("capacity")?.unwrap_or(0);
+    let memory_allocatable_mb = memory("allocatable")?;
     let allocatable = status.and_then(|s| s.allocatable.as_ref());
     let cpus = match allocatable.and_then(|c| c.get("cpu")) {
         None => None,
-        // `95500m` is 95.5 CPUs; a replica gets whole ones.
+        // `95500m` is 95.5 CPUs: kept, as the scheduler counts them.
         Some(q) => Some(
             quantity::parse(&q.0)
-                .filter(|c| (0.0..=f64::from(u32::MAX)).contains(c))
-                .map(|c| c.floor() as u32)
+                .filter(|c| (0.0..=crate::inventory::MAX_CPUS).contains(c))
+                // Millicores are the finest unit Kubernetes counts.
+                .map(|c| (c * 1000.0).floor() / 1000.0)
                 .ok_or_else(|| {
                     vec![file.error(
                         Code::OutOfRange,
@@ -344,7 +385,7 @@ fn sizes(
                 })?,
         ),
     };
-    Ok((memory_total_mb, cpus))
+    Ok(Sizes { memory_total_mb, memory_allocatable_mb, cpus })
 }
 
 /// One node: id, labels, state, memory, GPUs, llmgw's own labels.
@@ -379,7 +420,7 @@ fn node(
     }
     let labels: BTreeMap<String, String> = k.metadata.labels.clone().unwrap_or_default();
     let status = k.status.as_ref();
-    let (memory_total_mb, cpus) = sizes(file, i, &id, status)?;
+    let Sizes { memory_total_mb, memory_allocatable_mb, cpus } = sizes(file, i, &id, status)?;
     let gpus = gpus::of(file, i, &id, &labels, status, warnings)?;
     let mut engines: Option<BTreeMap<String, String>> = None;
     let mut fabrics = Vec::new();
@@ -389,6 +430,8 @@ fn node(
         state: state(k),
         labels: labels.clone(),
         memory_total_mb,
+        memory_allocatable_mb,
+        taints: taints(k),
         cpus,
         engines: None,
         weights: None,
@@ -431,6 +474,41 @@ fn node(
     Ok(node)
 }
 
+/// Device plugin resources of GPUs from other vendors, which llmgw does
+/// not import yet: never dropped without a word.
+const OTHER_VENDORS: &[&str] = &["amd.com/gpu", "gpu.intel.com/", "habana.ai/gaudi"];
+
+/// Another vendor's GPUs a node advertises (`status.capacity`), as
+/// "node (2 amd.com/gpu)".
+fn other_vendor(id: &str, status: Option<&k8s_openapi::api::core::v1::NodeStatus>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, q) in status.and_then(|s| s.capacity.as_ref()).into_iter().flatten() {
+        let count = quantity::parse(&q.0).unwrap_or(0.0);
+        if count > 0.0 && OTHER_VENDORS.iter().any(|o| if o.ends_with('/') { k.starts_with(o) } else { k == o }) {
+            out.push(format!("{} ({count} {k})", crate::term::escape(id)));
+        }
+    }
+    out
+}
+
+/// One warning naming the nodes that advertise another vendor's GPUs.
+fn other_vendors_warning(seen: &[String]) -> Option<Diag> {
+    if seen.is_empty() {
+        return None;
+    }
+    Some(
+        Diag::warning(
+            Code::OtherVendor,
+            format!(
+                "{} node(s) advertise GPUs of another vendor, which llmgw does not import yet, so they are left out: {}",
+                seen.len(),
+                crate::report::shorten(&seen.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+            ),
+        )
+        .help("those nodes are imported without those GPUs; no GPU profile is placed on them"),
+    )
+}
+
 /// An inventory from `kubectl get nodes` output, and what the pods hold
 /// from `kubectl get pods -A` output; with the warnings to show.
 pub fn import(nodes: &Source, pods: Option<&Source>, settings: &Settings) -> Result<(Inventory, Vec<Diag>), Vec<Diag>> {
@@ -438,11 +516,16 @@ pub fn import(nodes: &Source, pods: Option<&Source>, settings: &Settings) -> Res
     let mut warnings = Vec::new();
     let mut problems = Problems::default();
     let mut out = Vec::new();
+    let mut others = Vec::new();
     file.each("Node", &mut problems, |i, k: KubeNode, problems| match node(&file, i, &k, settings, &mut warnings) {
-        Ok(n) => out.push(n),
+        Ok(n) => {
+            others.extend(other_vendor(&n.id, k.status.as_ref()));
+            out.push(n);
+        }
         Err(d) => problems.extend(d),
     })?;
     problems.into_result()?;
+    warnings.extend(other_vendors_warning(&others));
     if out.is_empty() {
         return Err(vec![file.error(
             Code::EmptyInput,

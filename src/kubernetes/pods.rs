@@ -12,12 +12,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::Pod;
 
-use super::{File, Step, quantity};
+use super::requests::{self, Demands};
+use super::{File, Step};
 use crate::diag::{Code, Diag};
-use crate::import::{MAX_GPUS_PER_NODE, MAX_MIG_PER_GPU, Problems};
+use crate::import::Problems;
 use crate::inventory::{Allocation, Node};
 
-/// What llmgw needs of one pod that holds something on a node.
+/// What llmgw needs of one pod that holds something on a node (or, for a
+/// pending llmgw pod, will hold once it is scheduled there).
 struct Held {
     i: usize,
     ns: String,
@@ -25,10 +27,7 @@ struct Held {
     node: String,
     labels: BTreeMap<String, String>,
     annotations: BTreeMap<String, String>,
-    whole: u64,
-    /// MIG devices wanted per profile.
-    migs: Vec<(String, u64)>,
-    cpus: f64,
+    d: Demands,
 }
 
 impl Held {
@@ -47,13 +46,9 @@ impl Held {
 }
 
 /// A pod not bound to a node yet, that llmgw's labels name: a replica that
-/// exists and waits to be scheduled.
+/// exists and waits to be scheduled, on one of `nodes`.
 struct Waiting {
-    labels: BTreeMap<String, String>,
-    annotations: BTreeMap<String, String>,
-    ns: String,
-    name: String,
-    i: usize,
+    held: Held,
     nodes: Vec<String>,
 }
 
@@ -63,35 +58,36 @@ fn path(file: &File<'_>, i: usize, keys: &[&'static str]) -> Vec<Step<'static>> 
     p
 }
 
-/// The nodes an unbound pod is pinned to: the nodes its llmgw annotations
-/// name, else its `kubernetes.io/hostname` selector, else the node names
-/// of its required node affinity.
+/// The nodes an unbound pod is pinned to: the node names of its required
+/// node affinity (`matchFields` on `metadata.name`, as render writes it),
+/// else its `kubernetes.io/hostname` selector, else the nodes its llmgw
+/// annotations name.
 fn pinned(pod: &Pod, annotations: &BTreeMap<String, String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for key in ["llmgw.io/gpus", "llmgw.io/mig-devices"] {
-        for part in annotations.get(key).map(String::as_str).unwrap_or_default().split(';') {
-            if let Some((n, _)) = part.split_once('=') {
-                out.push(n.trim().to_string());
+    let spec = pod.spec.as_ref();
+    let terms = spec
+        .and_then(|s| s.affinity.as_ref())
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref())
+        .map(|r| r.node_selector_terms.clone())
+        .unwrap_or_default();
+    for t in terms {
+        for r in t.match_fields.iter().flatten().chain(t.match_expressions.iter().flatten()) {
+            if (r.key == "metadata.name" || r.key == "kubernetes.io/hostname") && r.operator == "In" {
+                out.extend(r.values.iter().flatten().cloned());
             }
         }
     }
-    let spec = pod.spec.as_ref();
     if out.is_empty()
         && let Some(h) = spec.and_then(|s| s.node_selector.as_ref()).and_then(|s| s.get("kubernetes.io/hostname"))
     {
         out.push(h.clone());
     }
     if out.is_empty() {
-        let terms = spec
-            .and_then(|s| s.affinity.as_ref())
-            .and_then(|a| a.node_affinity.as_ref())
-            .and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref())
-            .map(|r| r.node_selector_terms.clone())
-            .unwrap_or_default();
-        for t in terms {
-            for r in t.match_fields.iter().flatten().chain(t.match_expressions.iter().flatten()) {
-                if (r.key == "metadata.name" || r.key == "kubernetes.io/hostname") && r.operator == "In" {
-                    out.extend(r.values.iter().flatten().cloned());
+        for key in ["llmgw.io/gpus", "llmgw.io/mig-devices"] {
+            for part in annotations.get(key).map(String::as_str).unwrap_or_default().split(';') {
+                if let Some((n, _)) = part.split_once('=') {
+                    out.push(n.trim().to_string());
                 }
             }
         }
@@ -101,78 +97,9 @@ fn pinned(pod: &Pod, annotations: &BTreeMap<String, String>) -> Vec<String> {
     out
 }
 
-/// What a pod asks for: whole GPUs, MIG devices per profile, CPUs.
-type Demands = (u64, Vec<(String, u64)>, f64);
-
-/// A pod's limits (and CPU requests) as counts, or the error at the one
-/// that is none.
-fn demands(file: &File<'_>, i: usize, pod: &Pod) -> Result<Demands, Diag> {
-    let spec = pod.spec.as_ref();
-    let (mut whole, mut migs, mut cpus) = (0u64, Vec::<(String, u64)>::new(), 0f64);
-    for (c, container) in spec.map(|s| s.containers.as_slice()).unwrap_or_default().iter().enumerate() {
-        let res = container.resources.as_ref();
-        let limits = res.and_then(|r| r.limits.as_ref());
-        let requests = res.and_then(|r| r.requests.as_ref());
-        let bad = |which: &'static str, key: &str, q: &str, what: &str| {
-            let mut p = file.item_path(i);
-            p.extend([
-                Step::Key("spec"),
-                Step::Key("containers"),
-                Step::Index(c),
-                Step::Key("resources"),
-                Step::Key(which),
-            ]);
-            p.push(Step::Key(key));
-            let code = if what.contains("GPU") || what.contains("MIG") { Code::TooManyGpus } else { Code::OutOfRange };
-            file.error(
-                code,
-                &p,
-                format!("pod {}: {which} {key} is `{q}`, not {what}", pod_name(pod)),
-                "here",
-                "kubectl prints whole counts of GPUs and CPU quantities such as 16 or 500m",
-            )
-        };
-        for (k, q) in limits.into_iter().flatten() {
-            let v = quantity::parse(&q.0);
-            if k == "nvidia.com/gpu" {
-                match v {
-                    Some(n) if n >= 0.0 && n.fract() == 0.0 && whole as f64 + n <= MAX_GPUS_PER_NODE as f64 => {
-                        whole += n as u64;
-                    }
-                    _ => return Err(bad("limits", k, &q.0, "a GPU count from 0 to 1024")),
-                }
-            } else if let Some(profile) = k.strip_prefix("nvidia.com/mig-") {
-                let cap = (MAX_GPUS_PER_NODE * MAX_MIG_PER_GPU) as f64;
-                match v {
-                    Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= cap => migs.push((profile.to_string(), n as u64)),
-                    _ => return Err(bad("limits", k, &q.0, "a MIG device count from 0 to 7168")),
-                }
-            }
-        }
-        // Kubernetes takes a limit without a request as the request.
-        let cpu = requests
-            .and_then(|r| r.get("cpu"))
-            .map(|q| ("requests", q))
-            .or_else(|| limits.and_then(|l| l.get("cpu")).map(|q| ("limits", q)));
-        if let Some((which, q)) = cpu {
-            match quantity::parse(&q.0) {
-                Some(n) if (0.0..=f64::from(u32::MAX)).contains(&n) => cpus += n,
-                _ => return Err(bad(which, "cpu", &q.0, "a CPU quantity")),
-            }
-        }
-    }
-    Ok((whole, migs, cpus))
-}
-
-fn pod_name(pod: &Pod) -> String {
-    format!(
-        "{}/{}",
-        pod.metadata.namespace.as_deref().unwrap_or_default(),
-        pod.metadata.name.as_deref().unwrap_or_default()
-    )
-}
-
-/// GPUs, MIG devices and CPUs the pods hold, as allocations on their nodes.
+/// GPUs, MIG devices, CPUs and memory the pods hold, as allocations on
+/// their nodes; pending llmgw pods hold what they ask for on the node they
+/// are pinned to.
 pub fn allocations(file: &File<'_>, nodes: &mut [Node], warnings: &mut Vec<Diag>) -> Result<(), Vec<Diag>> {
     let mut problems = Problems::default();
     let mut held: Vec<Held> = Vec::new();
@@ -185,21 +112,23 @@ pub fn allocations(file: &File<'_>, nodes: &mut [Node], warnings: &mut Vec<Diag>
         let annotations = pod.metadata.annotations.clone().unwrap_or_default();
         let (ns, name) =
             (pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
-        let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) else {
-            if labels.contains_key("llmgw.io/model") || annotations.contains_key("llmgw.io/model") {
-                let nodes = pinned(&pod, &annotations);
-                waiting.push(Waiting { labels, annotations, ns, name, i, nodes });
-            }
+        let bound = pod.spec.as_ref().and_then(|s| s.node_name.clone());
+        let ours = labels.contains_key("llmgw.io/model") || annotations.contains_key("llmgw.io/model");
+        if bound.is_none() && !ours {
             return;
+        }
+        let d = match requests::of(file, i, &pod) {
+            Ok(d) => d,
+            Err(d) => return problems.push(d),
         };
-        match demands(file, i, &pod) {
-            Ok((whole, migs, cpus)) => {
-                let h = Held { i, ns, name, node, labels, annotations, whole, migs, cpus };
-                if h.whole > 0 || h.migs.iter().any(|m| m.1 > 0) || h.cpus > 0.0 || h.llmgw() {
-                    held.push(h);
-                }
+        let nodes = if bound.is_none() { pinned(&pod, &annotations) } else { Vec::new() };
+        let h = Held { i, ns, name, node: bound.unwrap_or_default(), labels, annotations, d };
+        if !h.node.is_empty() {
+            if h.d.any() || h.llmgw() {
+                held.push(h);
             }
-            Err(d) => problems.push(d),
+        } else {
+            waiting.push(Waiting { held: h, nodes });
         }
     })?;
     // Pods that say which GPUs they hold go first; the others get the
@@ -208,12 +137,12 @@ pub fn allocations(file: &File<'_>, nodes: &mut [Node], warnings: &mut Vec<Diag>
     let mut report = Report::default();
     for h in &held {
         let Some(node) = nodes.iter_mut().find(|n| n.id == h.node) else {
-            if h.whole > 0 || h.migs.iter().any(|m| m.1 > 0) {
+            if h.d.whole > 0 || h.d.migs.iter().any(|m| m.1 > 0) {
                 report.unknown.push(format!("{} on {}", h.who(), h.node));
             }
             continue;
         };
-        match hold(file, h, node, &mut report) {
+        match hold(file, h, node, &mut report, false) {
             Ok(()) => {}
             Err(d) => problems.push(d),
         }
@@ -221,27 +150,34 @@ pub fn allocations(file: &File<'_>, nodes: &mut [Node], warnings: &mut Vec<Diag>
             break;
         }
     }
+    // Pending pods, in (namespace, name) order: each holds what it asks
+    // for on the first node it is pinned to that does not hold its replica
+    // yet (the workers of a LeaderWorkerSet share a template pinned to all
+    // their nodes, one pod a node).
+    waiting.sort_by(|a, b| a.held.key().cmp(&b.held.key()));
     for w in &waiting {
-        match identity(file, w.i, &w.labels, &w.annotations, &w.ns, &w.name) {
-            Ok((model, replica, profile)) => {
-                let mut placed = false;
-                for node in nodes.iter_mut().filter(|n| w.nodes.contains(&n.id)) {
-                    let exists = node.allocations.iter().any(|a| a.model == model && a.replica == replica);
-                    if !exists {
-                        let a = Allocation {
-                            profile: profile.clone(),
-                            pending: true,
-                            ..Allocation::new(model.clone(), replica, Vec::new(), Vec::new())
-                        };
-                        node.allocations.push(a);
-                    }
-                    placed = true;
-                }
-                if !placed {
-                    report.unpinned.push(format!("{}/{}", w.ns, w.name));
+        let h = &w.held;
+        let (model, replica) = match identity(file, h.i, &h.labels, &h.annotations, &h.ns, &h.name) {
+            Ok((model, replica, _)) => (model, replica),
+            Err(d) => {
+                problems.push(d);
+                continue;
+            }
+        };
+        let pinned: Vec<usize> = w.nodes.iter().filter_map(|id| nodes.iter().position(|n| &n.id == id)).collect();
+        let free = pinned
+            .iter()
+            .copied()
+            .find(|&k| !nodes[k].allocations.iter().any(|a| a.model == model && a.replica == replica));
+        match (free, pinned.is_empty()) {
+            (Some(k), _) => {
+                if let Err(d) = hold(file, h, &mut nodes[k], &mut report, true) {
+                    problems.push(d);
                 }
             }
-            Err(d) => problems.push(d),
+            // Every node it may run on holds its replica already.
+            (None, false) => {}
+            (None, true) => report.unpinned.push(h.who()),
         }
     }
     problems.into_result()?;
@@ -358,7 +294,11 @@ fn part<'a>(annotation: &'a str, node: &str) -> Result<Option<&'a str>, String> 
     Ok(found)
 }
 
-fn hold(file: &File<'_>, h: &Held, node: &mut Node, report: &mut Report) -> Result<(), Diag> {
+/// What one pod holds on its node, as allocations there. A pending pod
+/// (`pending`) holds the lowest free GPUs (its annotation says what the
+/// plan chose, not what the device plugin will give), or the MIG device
+/// its annotation names.
+fn hold(file: &File<'_>, h: &Held, node: &mut Node, report: &mut Report, pending: bool) -> Result<(), Diag> {
     let (model, replica, profile) = identity(file, h.i, &h.labels, &h.annotations, &h.ns, &h.name)?;
     let annotation_error = |key: &'static str, why: String| {
         let mut p = path(file, h.i, &["metadata", "annotations"]);
@@ -374,18 +314,18 @@ fn hold(file: &File<'_>, h: &Held, node: &mut Node, report: &mut Report) -> Resu
     let mut allocs: Vec<Allocation> = Vec::new();
     // Under GFD's single MIG strategy `nvidia.com/gpu` counts MIG devices.
     let single = !node.gpus.is_empty() && node.gpus.iter().all(crate::inventory::Gpu::in_mig_mode);
-    let (whole, mut migs) = if single && h.whole > 0 {
-        let mut m = h.migs.clone();
-        m.push((String::new(), h.whole));
+    let (whole, mut migs) = if single && h.d.whole > 0 {
+        let mut m = h.d.migs.clone();
+        m.push((String::new(), h.d.whole));
         (0, m)
     } else {
-        (h.whole, h.migs.clone())
+        (h.d.whole, h.d.migs.clone())
     };
     migs.retain(|m| m.1 > 0);
     if whole > 0 {
         let taken: BTreeSet<u32> =
             node.allocations.iter().filter(|a| a.mig_devices.is_empty()).flat_map(|a| a.gpus.iter().copied()).collect();
-        let named = match h.annotations.get("llmgw.io/gpus") {
+        let named = match h.annotations.get("llmgw.io/gpus").filter(|_| !pending) {
             None => None,
             Some(a) => part(a, &node.id).map_err(|w| annotation_error("llmgw.io/gpus", w))?,
         };
@@ -417,7 +357,9 @@ fn hold(file: &File<'_>, h: &Held, node: &mut Node, report: &mut Report) -> Resu
                 out
             }
             None => {
-                report.assumed.push(h.who());
+                if !pending {
+                    report.assumed.push(h.who());
+                }
                 node.gpus
                     .iter()
                     .filter(|g| g.healthy && !taken.contains(&g.index) && !g.in_mig_mode())
@@ -427,7 +369,7 @@ fn hold(file: &File<'_>, h: &Held, node: &mut Node, report: &mut Report) -> Resu
             }
         };
         let free: Vec<u32> = gpus.iter().copied().filter(|g| !taken.contains(g)).collect();
-        if (free.len() as u64) < whole {
+        if (free.len() as u64) < whole && !pending {
             report.over.push(format!("{} on {} (asks {whole}, holds {})", h.who(), node.id, free.len()));
         }
         if !free.is_empty() {
@@ -435,18 +377,21 @@ fn hold(file: &File<'_>, h: &Held, node: &mut Node, report: &mut Report) -> Resu
         }
     }
     if !migs.is_empty() {
-        hold_migs(h, node, &migs, &model, replica, report, &mut allocs)
+        hold_migs(h, node, &migs, (&model, replica), report, &mut allocs, pending)
             .map_err(|w| annotation_error("llmgw.io/mig-devices", w))?;
     }
-    // An llmgw replica that holds no GPU (a CPU profile) still exists; a
-    // foreign pod is kept for its CPUs.
-    if allocs.is_empty() && (h.llmgw() || h.cpus > 0.0) {
+    // An llmgw replica that holds no GPU (a CPU profile, or a pending pod
+    // whose GPUs are taken) still exists; a foreign pod is kept for its
+    // CPUs and memory.
+    if allocs.is_empty() && (h.llmgw() || h.d.cpus > 0.0 || h.d.memory_mib > 0) {
         allocs.push(Allocation::new(model.clone(), replica, Vec::new(), Vec::new()));
     }
     for (n, mut a) in allocs.into_iter().enumerate() {
         a.profile = profile.clone();
-        // The pod's CPUs, counted once.
-        a.cpus = (n == 0 && h.cpus > 0.0).then_some(h.cpus);
+        a.pending = pending;
+        // The pod's CPUs and memory, counted once.
+        a.cpus = (n == 0 && h.d.cpus > 0.0).then_some(h.d.cpus);
+        a.memory_mb = (n == 0 && h.d.memory_mib > 0).then_some(h.d.memory_mib);
         node.allocations.push(a);
     }
     Ok(())
@@ -459,10 +404,10 @@ fn hold_migs(
     h: &Held,
     node: &Node,
     migs: &[(String, u64)],
-    model: &str,
-    replica: u32,
+    (model, replica): (&str, u32),
     report: &mut Report,
     allocs: &mut Vec<Allocation>,
+    pending: bool,
 ) -> Result<(), String> {
     let held: BTreeSet<(u32, u32)> = node
         .allocations
@@ -503,7 +448,9 @@ fn hold_migs(
                 out
             }
             None => {
-                report.assumed.push(h.who());
+                if !pending {
+                    report.assumed.push(h.who());
+                }
                 let mut out = Vec::new();
                 for (profile, n) in migs {
                     let free = node
@@ -522,7 +469,7 @@ fn hold_migs(
             }
         };
     let free: Vec<(u32, u32)> = chosen.into_iter().filter(|d| !held.contains(d)).collect();
-    if (free.len() as u64) < wanted {
+    if (free.len() as u64) < wanted && !pending {
         report.over.push(format!("{} on {} (asks {wanted} MIG, holds {})", h.who(), node.id, free.len()));
     }
     let mut by_gpu: BTreeMap<u32, Vec<u32>> = BTreeMap::new();

@@ -8,10 +8,9 @@ use std::fmt::Write as _;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
-    Affinity, Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource, HTTPGetAction,
-    HostPathVolumeSource, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, ObjectFieldSelector,
-    PodAffinityTerm, PodAntiAffinity, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, SecretKeySelector,
-    SecurityContext, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
+    Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource, HTTPGetAction,
+    HostPathVolumeSource, ObjectFieldSelector, PodSpec, PodTemplateSpec, Probe, SecretKeySelector, SecurityContext,
+    Service, ServicePort, ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -236,15 +235,15 @@ pub fn stop_lines(old: &Plan, stopped: &std::collections::HashSet<*const Entry>,
 }
 
 /// One job and what its objects share.
-struct Ctx<'j, 'a> {
-    job: &'j Job<'a>,
+pub(super) struct Ctx<'j, 'a> {
+    pub(super) job: &'j Job<'a>,
     name: String,
-    model_label: &'j str,
-    settings: &'j Settings,
+    pub(super) model_label: &'j str,
+    pub(super) settings: &'j Settings,
 }
 
 impl Ctx<'_, '_> {
-    fn entry(&self) -> &Entry {
+    pub(super) fn entry(&self) -> &Entry {
         self.job.entry
     }
 
@@ -378,15 +377,17 @@ impl Ctx<'_, '_> {
             read_only: Some(read_only),
             ..Default::default()
         });
+        let tolerations = self.tolerations();
         PodSpec {
             affinity: Some(self.affinity(nodes)),
-            containers: vec![self.container(role, mounts)],
+            containers: vec![self.container(role, mounts, nodes)],
+            tolerations: (!tolerations.is_empty()).then_some(tolerations),
             volumes: Some(volumes),
             ..PodSpec::default()
         }
     }
 
-    fn container(&self, role: Role, mounts: Vec<VolumeMount>) -> Container {
+    fn container(&self, role: Role, mounts: Vec<VolumeMount>, nodes: &[&str]) -> Container {
         let j = self.job;
         let p = j.profile;
         let ports = Ports::defaults(p);
@@ -426,7 +427,7 @@ impl Ctx<'_, '_> {
                     ..Default::default()
                 }]
             }),
-            resources: Some(self.resources(rdma)),
+            resources: Some(self.resources(rdma, nodes)),
             // Loading weights takes long: up to 30 minutes before the
             // server must answer.
             startup_probe: serves.then(|| probe(180)),
@@ -481,77 +482,6 @@ impl Ctx<'_, '_> {
             env.push(var("NCCL_IB_HCA", j.hcas.join(",")));
         }
         env
-    }
-
-    fn resources(&self, rdma: Option<&(String, u32)>) -> ResourceRequirements {
-        let j = self.job;
-        let p = j.profile;
-        let first = &j.entry.nodes[0];
-        let mut limits: BTreeMap<String, Quantity> = BTreeMap::new();
-        let mut requests: BTreeMap<String, Quantity> = BTreeMap::new();
-        match (&p.mig_profile, first.gpus.len()) {
-            (Some(m), _) => {
-                let single = j.nodes[0].labels.get("nvidia.com/mig.strategy").is_some_and(|s| s == "single");
-                let key = if single { "nvidia.com/gpu".to_string() } else { format!("nvidia.com/mig-{m}") };
-                limits.insert(key, Quantity("1".into()));
-            }
-            (None, 0) => {}
-            (None, n) => {
-                limits.insert("nvidia.com/gpu".into(), Quantity(n.to_string()));
-            }
-        }
-        if let Some((name, count)) = rdma {
-            limits.insert(name.clone(), Quantity(count.to_string()));
-        }
-        if let Some(m) = j.resources.millicpus {
-            let q = if m % 1000 == 0 { (m / 1000).to_string() } else { format!("{m}m") };
-            requests.insert("cpu".into(), Quantity(q));
-        }
-        if let Some(mib) = j.resources.memory_mib {
-            requests.insert("memory".into(), Quantity(format!("{mib}Mi")));
-            limits.insert("memory".into(), Quantity(format!("{mib}Mi")));
-        }
-        ResourceRequirements {
-            limits: (!limits.is_empty()).then_some(limits),
-            requests: (!requests.is_empty()).then_some(requests),
-            ..ResourceRequirements::default()
-        }
-    }
-
-    /// Only on the planned nodes, by name (`metadata.name`: on several
-    /// clouds the hostname label differs from it), one pod of the group a
-    /// node.
-    fn affinity(&self, nodes: &[&str]) -> Affinity {
-        let e = self.entry();
-        let group: BTreeMap<String, String> = [
-            ("llmgw.io/model".to_string(), self.model_label.to_string()),
-            ("llmgw.io/replica".to_string(), e.replica.to_string()),
-        ]
-        .into();
-        Affinity {
-            node_affinity: Some(NodeAffinity {
-                required_during_scheduling_ignored_during_execution: Some(NodeSelector {
-                    node_selector_terms: vec![NodeSelectorTerm {
-                        match_fields: Some(vec![NodeSelectorRequirement {
-                            key: "metadata.name".into(),
-                            operator: "In".into(),
-                            values: Some(nodes.iter().map(|n| (*n).to_string()).collect()),
-                        }]),
-                        ..NodeSelectorTerm::default()
-                    }],
-                }),
-                ..NodeAffinity::default()
-            }),
-            pod_anti_affinity: (e.nodes.len() > 1).then(|| PodAntiAffinity {
-                required_during_scheduling_ignored_during_execution: Some(vec![PodAffinityTerm {
-                    label_selector: Some(LabelSelector { match_labels: Some(group), ..LabelSelector::default() }),
-                    topology_key: "kubernetes.io/hostname".into(),
-                    ..PodAffinityTerm::default()
-                }]),
-                ..PodAntiAffinity::default()
-            }),
-            ..Affinity::default()
-        }
     }
 }
 

@@ -50,6 +50,8 @@ struct Shape {
     /// The memory fit: the class, the MIG profile and the bytes needed (as
     /// bits, to hash).
     fit: Option<(Option<String>, Option<String>, u64)>,
+    /// Which of the fleet's taints the profile tolerates.
+    tolerates: Vec<bool>,
 }
 
 struct Passing {
@@ -157,6 +159,7 @@ impl Index {
             min_disk_gb: if disk_applies { prof.min_disk_gb } else { 0 },
             disk_source: if disk_applies { prof.source.clone() } else { None },
             fit: p.need.map(|need| (prof.gpu_class.clone(), prof.mig_profile.clone(), need.to_bits())),
+            tolerates: p.tolerates.clone(),
         };
         if let Some(set) = self.passing.get(&shape) {
             return set.clone();
@@ -205,7 +208,7 @@ impl Index {
 
     fn single(&self, fleet: &Fleet<'_>, p: &Compiled<'_>, ok: &Passing) -> Option<(Option<u32>, Vec<Assign>)> {
         let prof = p.profile;
-        let usable = |n: u32| ok.has(n) && !fleet.avoided(n);
+        let usable = |n: u32| ok.has(n) && !fleet.avoided(n) && fleet.resource_check(n, p).is_ok();
         // Few nodes pass the unchanging checks: look at each of them rather
         // than walk past everyone else.
         let scan = (ok.list.len() as u64) * 4 <= u64::from(self.ready);
@@ -216,10 +219,10 @@ impl Index {
             let holder = p.holders.iter().copied().filter(|&n| usable(n)).min_by_key(|&n| rank(n));
             let node = match holder {
                 Some(n) => n,
-                None if scan => ok.list.iter().copied().filter(|&n| !fleet.avoided(n)).min_by_key(|&n| rank(n))?,
+                None if scan => ok.list.iter().copied().filter(|&n| usable(n)).min_by_key(|&n| rank(n))?,
                 None => self.by_allocs.iter().map(|&(_, n)| n).find(|&n| usable(n))?,
             };
-            return Some((None, vec![Assign { node, gpus: Vec::new(), mig_devices: Vec::new() }]));
+            return Some((None, vec![fleet.assign(node, p, Vec::new(), Vec::new())]));
         }
         if prof.mig_profile.is_some() {
             return self.single_mig(fleet, p, ok);
@@ -245,7 +248,7 @@ impl Index {
                 .flat_map(|set| set.iter().copied())
                 .find(|&n| usable(n))?,
         };
-        Some((None, vec![Assign { node, gpus: fleet.pick_gpus(node, class, want), mig_devices: Vec::new() }]))
+        Some((None, vec![fleet.assign(node, p, fleet.pick_gpus(node, class, want), Vec::new())]))
     }
 
     /// One MIG device: the node with the fewest free devices of the profile
@@ -254,20 +257,20 @@ impl Index {
     fn single_mig(&self, fleet: &Fleet<'_>, p: &Compiled<'_>, ok: &Passing) -> Option<(Option<u32>, Vec<Assign>)> {
         let best = |nodes: &mut dyn Iterator<Item = u32>| {
             nodes
-                .filter(|&n| ok.has(n) && !fleet.avoided(n))
+                .filter(|&n| ok.has(n) && !fleet.avoided(n) && fleet.resource_check(n, p).is_ok())
                 .map(|n| (fleet.free_migs(n, p), n))
                 .filter(|(free, _)| !free.is_empty())
                 .min_by_key(|(free, n)| rank::best_fit(free.len() as u32, *n))
         };
         let (free, node) = best(&mut p.holders.iter().copied()).or_else(|| best(&mut ok.list.iter().copied()))?;
         let (gpu, mig) = free[0];
-        Some((None, vec![Assign { node, gpus: vec![gpu], mig_devices: vec![mig] }]))
+        Some((None, vec![fleet.assign(node, p, vec![gpu], vec![mig])]))
     }
 
     fn multi(&self, fleet: &Fleet<'_>, p: &Compiled<'_>, ok: &Passing) -> Option<(Option<u32>, Vec<Assign>)> {
         let prof = p.profile;
         let want = prof.nodes as usize;
-        let usable = |n: u32| ok.has(n) && !fleet.avoided(n);
+        let usable = |n: u32| ok.has(n) && !fleet.avoided(n) && fleet.resource_check(n, p).is_ok();
         for f in 0..fleet.fabrics.len() as u32 {
             let mut chosen: Vec<u32> = Vec::with_capacity(want);
             if prof.cpu_only() {
@@ -290,10 +293,9 @@ impl Index {
             if chosen.len() == want {
                 let nodes = chosen
                     .into_iter()
-                    .map(|node| Assign {
-                        node,
-                        gpus: p.class.map_or_else(Vec::new, |c| fleet.pick_gpus(node, c, prof.gpus_per_node)),
-                        mig_devices: Vec::new(),
+                    .map(|node| {
+                        let gpus = p.class.map_or_else(Vec::new, |c| fleet.pick_gpus(node, c, prof.gpus_per_node));
+                        fleet.assign(node, p, gpus, Vec::new())
                     })
                     .collect();
                 return Some((Some(f), nodes));

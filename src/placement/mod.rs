@@ -26,7 +26,7 @@ use std::sync::Arc;
 use crate::catalog::{Catalog, Model, Profile};
 use crate::inventory::{Inventory, State};
 
-pub use state::{Fleet, NEED_FACTOR, USABLE};
+pub use state::{Fleet, NEED_FACTOR, USABLE, millis};
 
 /// Where a rejection happened: which pool of which profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -53,6 +53,8 @@ pub enum Reason {
     NoAdapters(u32),
     /// The selector entry (index into the profile's sorted selector) missing.
     Selector(u32),
+    /// A taint the profile does not tolerate (index into `Fleet::taints`).
+    Taint(u32),
     Engine,
     Memory {
         have_gb: u64,
@@ -81,6 +83,16 @@ pub enum Reason {
     NoFabric,
     PoolTooSmall {
         qualify: u32,
+    },
+    /// Fewer free CPUs (millicores) than the profile's `cpus`.
+    Cpus {
+        free_millis: u64,
+    },
+    /// The node reports CPUs and has not one free.
+    NoCpus,
+    /// Less free memory (whole GiB, rounded down) than the profile's `memory_gb`.
+    FreeMemory {
+        free_gib: u64,
     },
 }
 
@@ -126,6 +138,12 @@ pub struct Assign {
     pub gpus: Vec<u32>,
     /// For a MIG profile: the MIG device of the one GPU in `gpus`.
     pub mig_devices: Vec<u32>,
+    /// What the replica asks of the node (docs/placement.md, "CPUs and
+    /// memory"): millicores, whole CPUs; `None` where the node does not
+    /// report CPUs.
+    pub cpus_millis: Option<u64>,
+    /// MiB; `None` where the node does not report memory.
+    pub memory_mb: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -40,23 +40,23 @@ fn check(fleet: &Fleet<'_>, node: u32, p: &Compiled<'_>, fabric: Option<u32>) ->
         }
     }
     fleet.static_check(node, p)?;
-    if p.profile.cpu_only() {
-        fleet.fit_check(node, p)?;
-        return Ok(Some(0));
-    }
-    if p.profile.mig_profile.is_some() {
+    let free = if p.profile.cpu_only() {
+        0
+    } else if p.profile.mig_profile.is_some() {
         let free = fleet.free_migs(node, p).len() as u32;
         if free == 0 {
             return Err(Reason::Mig { free });
         }
-        fleet.fit_check(node, p)?;
-        return Ok(Some(free));
-    }
-    let free = fleet.free_of(node, p.class);
-    if free < p.profile.gpus_per_node {
-        return Err(Reason::Gpus { free });
-    }
+        free
+    } else {
+        let free = fleet.free_of(node, p.class);
+        if free < p.profile.gpus_per_node {
+            return Err(Reason::Gpus { free });
+        }
+        free
+    };
     fleet.fit_check(node, p)?;
+    fleet.resource_check(node, p)?;
     Ok(Some(free))
 }
 
@@ -99,7 +99,7 @@ fn single(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, out: &mut Attempt) -> Op
         // over the same cores, and no GPU allocation stops them.
         cands.sort_by_key(|c| rank::spread(fleet.allocs[c.0 as usize], c.0));
         weights_first(fleet, p, &mut cands);
-        return Some((None, vec![Assign { node: cands[0].0, gpus: Vec::new(), mig_devices: Vec::new() }]));
+        return Some((None, vec![fleet.assign(cands[0].0, p, Vec::new(), Vec::new())]));
     }
     // Best fit: the fullest node that still fits keeps whole nodes free for
     // models that cannot be split. Weights beat packing: moving tens of
@@ -110,13 +110,10 @@ fn single(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, out: &mut Attempt) -> Op
     if p.profile.mig_profile.is_some() {
         // The lowest (GPU, MIG index) of the node's free devices.
         let (gpu, mig) = fleet.free_migs(node, p)[0];
-        return Some((None, vec![Assign { node, gpus: vec![gpu], mig_devices: vec![mig] }]));
+        return Some((None, vec![fleet.assign(node, p, vec![gpu], vec![mig])]));
     }
     let class = p.class.expect("a GPU candidate has free GPUs of a known class");
-    Some((
-        None,
-        vec![Assign { node, gpus: fleet.pick_gpus(node, class, p.profile.gpus_per_node), mig_devices: Vec::new() }],
-    ))
+    Some((None, vec![fleet.assign(node, p, fleet.pick_gpus(node, class, p.profile.gpus_per_node), Vec::new())]))
 }
 
 fn multi(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, out: &mut Attempt) -> Option<(Option<u32>, Vec<Assign>)> {
@@ -141,10 +138,9 @@ fn multi(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, out: &mut Attempt) -> Opt
         cands.sort_by_key(|c| rank::emptiest(c.1, c.0));
         let nodes = cands[..want as usize]
             .iter()
-            .map(|&(node, _)| Assign {
-                node,
-                gpus: p.class.map_or_else(Vec::new, |c| fleet.pick_gpus(node, c, p.profile.gpus_per_node)),
-                mig_devices: Vec::new(),
+            .map(|&(node, _)| {
+                let gpus = p.class.map_or_else(Vec::new, |c| fleet.pick_gpus(node, c, p.profile.gpus_per_node));
+                fleet.assign(node, p, gpus, Vec::new())
             })
             .collect();
         return Some((Some(f), nodes));

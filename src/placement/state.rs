@@ -4,9 +4,10 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 
-use super::{Placement, Reason, StateCode};
+use super::{Assign, Placement, Reason, StateCode};
 use crate::catalog::Profile;
 use crate::inventory::{Inventory, Node};
+use crate::taints::Taint;
 
 pub struct Fleet<'i> {
     pub inv: &'i Inventory,
@@ -40,6 +41,19 @@ pub struct Fleet<'i> {
     engine_sets: Vec<Option<u64>>,
     /// MIG devices held, as (node, GPU index, MIG index).
     mig_held: HashSet<(u32, u32, u32)>,
+    /// Per node: the CPUs workloads may use, in millicores, and the memory
+    /// they may request, MiB (`None`: not reported, never checked).
+    cpu_total: Vec<Option<u64>>,
+    mem_total: Vec<Option<u64>>,
+    /// Per node: what its allocations (pending ones too) and this plan's
+    /// replicas hold of them.
+    cpu_held: Vec<u64>,
+    mem_held: Vec<u64>,
+    /// The distinct taints nodes carry that keep workloads off, as written
+    /// and parsed; per node, the ones it carries.
+    pub taints: Vec<&'i str>,
+    taint_parsed: Vec<Taint<'i>>,
+    node_taints: Vec<Vec<u32>>,
 }
 
 /// A profile with its names resolved against this fleet.
@@ -54,6 +68,9 @@ pub struct Compiled<'p> {
     /// CPU-only one), when the model gives its size: the weights and room
     /// for activations and KV cache.
     pub need: Option<f64>,
+    /// Per taint of the fleet (`Fleet::taints`): whether the profile
+    /// tolerates it.
+    pub tolerates: Vec<bool>,
 }
 
 /// Room a replica needs beyond its weights: 1.2 x the weights in all.
@@ -91,12 +108,21 @@ impl<'i> Fleet<'i> {
             holders: HashMap::new(),
             engine_sets: Vec::with_capacity(n),
             mig_held: HashSet::new(),
+            cpu_total: Vec::with_capacity(n),
+            mem_total: Vec::with_capacity(n),
+            cpu_held: Vec::with_capacity(n),
+            mem_held: Vec::with_capacity(n),
+            taints: Vec::new(),
+            taint_parsed: Vec::new(),
+            node_taints: Vec::with_capacity(n),
             fabrics,
             classes,
             class_ids,
         };
         let mut holders: HashMap<&str, Vec<u32>> = HashMap::new();
+        let mut taint_ids: HashMap<&str, u32> = HashMap::new();
         for (ni, node) in inv.nodes.iter().enumerate() {
+            f.add_whole_node(node, &mut taint_ids);
             f.gpu_base.push(f.gpu_class.len() as u32);
             let mut taken = vec![false; node.gpus.len()];
             for a in &node.allocations {
@@ -156,6 +182,30 @@ impl<'i> Fleet<'i> {
         f
     }
 
+    /// A node's CPUs, memory and taints: what the scheduler admits work on
+    /// beside its GPUs.
+    fn add_whole_node(&mut self, node: &'i Node, taint_ids: &mut HashMap<&'i str, u32>) {
+        self.cpu_total.push(node.cpus.map(millis));
+        self.mem_total.push(match node.memory_allocatable_mb {
+            Some(m) => Some(m),
+            None => (node.memory_total_mb > 0).then_some(node.memory_total_mb),
+        });
+        self.cpu_held.push(node.allocations.iter().filter_map(|a| a.cpus).map(millis).fold(0, u64::saturating_add));
+        self.mem_held.push(node.allocations.iter().filter_map(|a| a.memory_mb).fold(0, u64::saturating_add));
+        let mut mine = Vec::new();
+        for (text, parsed) in node.repelling_taints() {
+            let id = *taint_ids.entry(text).or_insert_with(|| {
+                self.taints.push(text);
+                self.taint_parsed.push(parsed);
+                (self.taints.len() - 1) as u32
+            });
+            if !mine.contains(&id) {
+                mine.push(id);
+            }
+        }
+        self.node_taints.push(mine);
+    }
+
     pub fn node(&self, i: u32) -> &'i Node {
         &self.inv.nodes[i as usize]
     }
@@ -172,7 +222,92 @@ impl<'i> Fleet<'i> {
             holders: p.source.as_deref().and_then(|s| self.holders.get(s)).cloned().unwrap_or_else(|| Rc::from([])),
             engine: engine_bit(p.engine.name),
             need: weight_bytes.map(|w| w * NEED_FACTOR / f64::from(share)),
+            tolerates: self
+                .taint_parsed
+                .iter()
+                .map(|t| crate::taints::tolerated(t, &p.tolerations, !p.cpu_only()))
+                .collect(),
         }
+    }
+
+    /// CPUs and free memory, the last checks (docs/placement.md): a profile
+    /// that says `cpus` / `memory_gb` needs that much free; one that does
+    /// not needs one free CPU where the node reports CPUs. What a node
+    /// does not report is never checked.
+    pub fn resource_check(&self, node: u32, p: &Compiled<'_>) -> Result<(), Reason> {
+        let ni = node as usize;
+        let serving = &p.profile.serving;
+        if let Some(total) = self.cpu_total[ni] {
+            let free = total.saturating_sub(self.cpu_held[ni]);
+            match serving.cpus {
+                Some(c) if free < u64::from(c) * 1000 => return Err(Reason::Cpus { free_millis: free }),
+                None if free < 1000 => return Err(Reason::NoCpus),
+                _ => {}
+            }
+        }
+        if let (Some(total), Some(gb)) = (self.mem_total[ni], serving.memory_gb) {
+            let free = total.saturating_sub(self.mem_held[ni]);
+            if free < gb.saturating_mul(1024) {
+                return Err(Reason::FreeMemory { free_gib: free / 1024 });
+            }
+        }
+        Ok(())
+    }
+
+    /// What a replica asks of a node it is placed on, given the GPUs (or
+    /// MIG device) it takes there: the profile's `cpus` / `memory_gb`, else
+    /// the node's CPUs and memory in proportion to its GPUs (a CPU-only
+    /// replica: all free CPUs on a node without GPUs, else one GPU's share;
+    /// its memory what the weights need when the model says, else as its
+    /// CPUs), capped at what is free; whole CPUs (at least one), MiB.
+    pub fn assign(&self, node: u32, p: &Compiled<'_>, gpus: Vec<u32>, mig_devices: Vec<u32>) -> Assign {
+        let ni = node as usize;
+        let n = self.node(node);
+        let serving = &p.profile.serving;
+        // The share of the node a GPU replica's GPUs are.
+        let gpu_share = || -> f64 {
+            let count = n.gpus.len().max(1) as f64;
+            match (gpus.as_slice(), mig_devices.as_slice()) {
+                ([g], [m]) => {
+                    let Some(gpu) = n.gpu_position(*g).map(|i| &n.gpus[i]) else { return 1.0 / count };
+                    let device = gpu.mig_devices.iter().find(|d| d.index == *m);
+                    let part = match device {
+                        Some(d) if d.memory_mb > 0 && gpu.memory_mb > 0 => {
+                            (d.memory_mb as f64 / gpu.memory_mb as f64).min(1.0)
+                        }
+                        _ => 1.0 / gpu.mig_devices.len().max(1) as f64,
+                    };
+                    part / count
+                }
+                _ => gpus.len() as f64 / count,
+            }
+        };
+        let cpu_only = p.profile.cpu_only();
+        let cpus_millis = self.cpu_total[ni].map(|total| {
+            let free = total.saturating_sub(self.cpu_held[ni]);
+            let want = match serving.cpus {
+                Some(c) => return u64::from(c) * 1000,
+                None if cpu_only && n.gpus.is_empty() => free,
+                None if cpu_only => total / n.gpus.len() as u64,
+                None => (total as f64 * gpu_share()) as u64,
+            };
+            let whole = want.min(free) / 1000 * 1000;
+            if whole == 0 && free >= 1000 { 1000 } else { whole }
+        });
+        let memory_mb = self.mem_total[ni].map(|total| {
+            let free = total.saturating_sub(self.mem_held[ni]);
+            let want = match serving.memory_gb {
+                Some(gb) => return gb.saturating_mul(1024),
+                None if cpu_only => match p.need {
+                    Some(bytes) => (bytes / MIB) as u64,
+                    None if n.gpus.is_empty() => free,
+                    None => total / n.gpus.len() as u64,
+                },
+                None => (total as f64 * gpu_share()) as u64,
+            };
+            want.min(free)
+        });
+        Assign { node, gpus, mig_devices, cpus_millis, memory_mb }
     }
 
     /// Whether the replica fits the node's memory: its share per GPU within
@@ -281,7 +416,7 @@ impl<'i> Fleet<'i> {
 
     /// The checks that do not change while a plan is made, in the order of
     /// docs/placement.md:
-    /// selector, engine, memory, disk.
+    /// selector, taints, engine, memory, disk.
     pub fn static_check(&self, node: u32, p: &Compiled<'_>) -> Result<(), Reason> {
         let n = self.node(node);
         let prof = p.profile;
@@ -289,6 +424,11 @@ impl<'i> Fleet<'i> {
             if n.labels.get(k) != Some(v) {
                 return Err(Reason::Selector(i as u32));
             }
+        }
+        // Taints, before the engine: a workload that does not tolerate one
+        // never schedules there, whatever else fits.
+        if let Some(&t) = self.node_taints[node as usize].iter().find(|&&t| !p.tolerates[t as usize]) {
+            return Err(Reason::Taint(t));
         }
         // A node that reports no engines is an older agent: never excluded.
         if let Some(set) = self.engine_sets[node as usize]
@@ -381,12 +521,19 @@ impl<'i> Fleet<'i> {
                 }
                 free = Some((c, before, after));
             }
+            self.cpu_held[ni] = self.cpu_held[ni].saturating_add(a.cpus_millis.unwrap_or(0));
+            self.mem_held[ni] = self.mem_held[ni].saturating_add(a.memory_mb.unwrap_or(0));
             changes.push(Change { node: a.node, free, allocs_before: self.allocs[ni] });
             self.allocs[ni] += 1;
             self.hold(a.node);
         }
         changes
     }
+}
+
+/// CPUs as millicores, the finest unit a scheduler counts.
+pub fn millis(cpus: f64) -> u64 {
+    (cpus * 1000.0).round() as u64
 }
 
 /// An engine's bit in a node's engine set: its place among the engines

@@ -23,7 +23,10 @@ pub struct Job<'a> {
     /// The inventory's nodes, in rank order.
     pub nodes: Vec<&'a Node>,
     pub weights: Weights,
+    /// What the replica asks of every node (the least over its nodes).
     pub resources: Resources,
+    /// What it asks of each node, in rank order.
+    pub per_node: Vec<Resources>,
     /// The adapters of a multi-node replica, each once: the plan's, or for
     /// a replica that already runs (whose plan entry names none), its
     /// nodes' adapters on the first fabric they all share.
@@ -148,9 +151,10 @@ pub fn resolve<'a>(plan: &'a Plan, cat: &'a Catalog, inv: &'a Inventory) -> Resu
             continue;
         }
         let weights = weights(e, model, profile, &nodes);
-        let resources = resources(e, profile, &nodes);
+        let per_node = per_node(e);
+        let resources = least(&per_node);
         let hcas = hcas(e, &nodes);
-        jobs.push(Job { entry: e, model, profile, nodes, weights, resources, hcas });
+        jobs.push(Job { entry: e, model, profile, nodes, weights, resources, per_node, hcas });
     }
     warnings.extend(resource_warning(&jobs));
     if errors.is_empty() { Ok(Resolved { plan, jobs, skipped, warnings }) } else { Err(errors) }
@@ -256,52 +260,25 @@ fn weights(e: &Entry, model: &Model, p: &Profile, nodes: &[&Node]) -> Weights {
     }
 }
 
-/// CPUs and memory on each node: the profile's, else the node's in
-/// proportion to the GPUs the replica takes there (4 of 8 -> half; a MIG
-/// device its share of its GPU), the smallest share over its nodes.
-fn resources(e: &Entry, p: &Profile, nodes: &[&Node]) -> Resources {
-    let share = |at: &crate::plan::At, node: &Node| -> Option<f64> {
-        if at.gpus.is_empty() || node.gpus.is_empty() {
-            return None;
-        }
-        let mut gpus = at.gpus.len() as f64;
-        if let ([g], [_]) = (at.gpus.as_slice(), at.mig_devices.as_slice()) {
-            let devices = node.gpu_position(*g).map_or(1, |i| node.gpus[i].mig_devices.len().max(1));
-            gpus = 1.0 / devices as f64;
-        }
-        Some(gpus / node.gpus.len() as f64)
-    };
-    let per_node = |of: &dyn Fn(&Node) -> Option<f64>| -> Option<f64> {
-        e.nodes
-            .iter()
-            .zip(nodes)
-            .map(|(at, n)| Some(share(at, n)? * of(n)?))
-            .try_fold(f64::INFINITY, |m, x| x.map(|x| m.min(x)))
-    };
-    let millicpus = match p.serving.cpus {
-        Some(c) => Some(u64::from(c) * 1000),
-        // The CPUs pods without GPUs already hold (a Kubernetes node's
-        // DaemonSets, say) are no one's share: a replica taking every GPU
-        // asks for what is left, which the node can give.
-        None => per_node(&|n| {
-            let held: f64 = n
-                .allocations
-                .iter()
-                .filter(|a| a.gpus.is_empty() && !(a.model == e.model && a.replica == e.replica))
-                .filter_map(|a| a.cpus)
-                .sum();
-            n.cpus.map(|c| (f64::from(c) - held).max(0.0))
-        })
-        .map(|c| (c * 1000.0).floor() as u64)
-        .filter(|&m| m > 0),
-    };
-    let memory_mib = match p.serving.memory_gb {
-        Some(g) => Some(g * 1024),
-        None => per_node(&|n| (n.memory_total_mb > 0).then_some(n.memory_total_mb as f64))
-            .map(|m| m.floor() as u64)
-            .filter(|&m| m > 0),
-    };
-    Resources { millicpus, memory_mib }
+/// What the plan asks of each node, exactly as placement decided it (or,
+/// for a replica that runs, what its allocation holds): never computed
+/// again here. A zero is no request (`--mem=0` would ask Slurm for the
+/// whole node).
+fn per_node(e: &Entry) -> Vec<Resources> {
+    e.nodes
+        .iter()
+        .map(|a| Resources { millicpus: a.cpus_millis.filter(|&m| m > 0), memory_mib: a.memory_mb.filter(|&m| m > 0) })
+        .collect()
+}
+
+/// One request for several nodes (a Slurm job asks every node for the
+/// same; a LeaderWorkerSet's workers share a template): the smallest,
+/// which each of them has room for.
+pub fn least(of: &[Resources]) -> Resources {
+    Resources {
+        millicpus: of.iter().filter_map(|r| r.millicpus).min(),
+        memory_mib: of.iter().filter_map(|r| r.memory_mib).min(),
+    }
 }
 
 /// Each job's name, given out over all the plan's replicas (rendered or
@@ -333,11 +310,11 @@ fn resource_warning(jobs: &[Job<'_>]) -> Option<Diag> {
             Diag::warning(
                 Code::NoResources,
                 format!(
-                    "{}: the profiles set no `cpus`/`memory_gb` and the nodes report no `cpus`/`memory_total_mb` (or the replicas are CPU-only)",
+                    "{}: the plan asks for none there (the nodes report no `cpus` / memory, or the plan was made by an older llmgw)",
                     parts.join("; ")
                 ),
             )
-            .help("set `cpus` and `memory_gb` on the profiles, or import the nodes with their CPUs and memory"),
+            .help("import the nodes with their CPUs and memory, then place again: the plan then asks for them"),
         );
     }
     None

@@ -8,8 +8,9 @@ pub fn json<W: std::io::Write>(out: W, d: &Diff) -> std::io::Result<()> {
     super::write_json(out, d)
 }
 
-/// "gpu-a01 gpus 0,1,2,3", one line per rank.
-fn at(nodes: &[Where]) -> String {
+/// "gpu-a01 gpus 0,1,2,3", one line per rank; with `requests`, what the
+/// replica asks of each node too ("..., 16 CPUs, 200 GiB").
+fn at(nodes: &[Where], requests: bool) -> String {
     nodes
         .iter()
         .map(|w| {
@@ -20,6 +21,12 @@ fn at(nodes: &[Where]) -> String {
             };
             if !w.mig_devices.is_empty() {
                 let _ = write!(s, " MIG {}", super::join(&w.mig_devices));
+            }
+            if let (true, Some(c)) = (requests, w.cpus_millis) {
+                let _ = write!(s, ", {} CPUs", super::cpus_text(c));
+            }
+            if let (true, Some(m)) = (requests, w.memory_mb) {
+                let _ = write!(s, ", {}", super::binary_size(m << 20));
             }
             s
         })
@@ -43,14 +50,27 @@ pub fn human(d: &Diff) -> String {
     if !d.moved.is_empty() {
         let mut t = super::table(&["MOVED", "REPLICA", "FROM", "TO", "ALSO"]);
         for m in &d.moved {
-            t.add_row(vec![m.model.clone(), m.replica.to_string(), at(&m.old), at(&m.new), what(m)]);
+            // On the same nodes and GPUs, a request that changed is why it
+            // moved: then say the requests.
+            let requests = m.old.len() == m.new.len()
+                && m.old
+                    .iter()
+                    .zip(&m.new)
+                    .all(|(a, b)| (&a.node, &a.gpus, &a.mig_devices) == (&b.node, &b.gpus, &b.mig_devices));
+            t.add_row(vec![
+                m.model.clone(),
+                m.replica.to_string(),
+                at(&m.old, requests),
+                at(&m.new, requests),
+                what(m),
+            ]);
         }
         let _ = writeln!(out, "{t}");
     }
     if !d.placed.is_empty() {
         let mut t = super::table(&["PLACED", "REPLICA", "ON"]);
         for p in &d.placed {
-            t.add_row(vec![p.model.clone(), p.replica.to_string(), at(&p.new)]);
+            t.add_row(vec![p.model.clone(), p.replica.to_string(), at(&p.new, false)]);
         }
         let _ = writeln!(out, "{t}");
     }
@@ -60,7 +80,11 @@ pub fn human(d: &Diff) -> String {
         }
         let mut t = super::table(&[title, "REPLICA", "WAS ON"]);
         for o in list {
-            t.add_row(vec![o.model.clone(), o.replica.to_string(), o.old.as_deref().map_or("-".into(), at)]);
+            t.add_row(vec![
+                o.model.clone(),
+                o.replica.to_string(),
+                o.old.as_deref().map_or("-".into(), |w| at(w, false)),
+            ]);
         }
         let _ = writeln!(out, "{t}");
     }

@@ -82,6 +82,7 @@ impl<'a> Names<'a> {
                 let (k, v) = &p.node_selector[i as usize];
                 format!("does not carry {k}={v}")
             }
+            Reason::Taint(t) => format!("has taint {}, not tolerated", self.fleet.taints[t as usize]),
             Reason::Engine => format!("does not have {} installed", p.engine.name),
             Reason::Memory { have_gb } => {
                 format!("has {have_gb} GB of memory, needs {}", p.min_memory_gb)
@@ -106,6 +107,13 @@ impl<'a> Names<'a> {
             Reason::NoFabric => format!("needs {} nodes on one fabric, but no node reports a fabric", p.nodes),
             Reason::PoolTooSmall { qualify } => {
                 format!("needs {} nodes, only {qualify} qualify", p.nodes)
+            }
+            Reason::Cpus { free_millis } => {
+                format!("has {} free CPUs, needs {}", cpus_text(free_millis), p.serving.cpus.unwrap_or_default())
+            }
+            Reason::NoCpus => "has no free CPUs".into(),
+            Reason::FreeMemory { free_gib } => {
+                format!("has {free_gib} GiB of free memory, needs {}", p.serving.memory_gb.unwrap_or_default())
             }
         }
     }
@@ -135,6 +143,7 @@ impl<'a> Names<'a> {
                 let (k, v) = &p.node_selector[i as usize];
                 format!("{does} not carry {k}={v}")
             }
+            Reason::Taint(t) => format!("{has} taint {}, not tolerated", self.fleet.taints[t as usize]),
             Reason::Engine => format!("{does} not have {} installed", p.engine.name),
             // The summaries are human output: binary sizes say GiB (the
             // reason texts above keep the seed's "GB").
@@ -155,6 +164,13 @@ impl<'a> Names<'a> {
             }
             Reason::HostFit { have_gib, need_gib } => {
                 format!("{has} {have_gib} GiB of memory for weights, needs {need_gib}")
+            }
+            Reason::Cpus { free_millis } => {
+                format!("{has} {} free CPUs, needs {}", cpus_text(free_millis), p.serving.cpus.unwrap_or_default())
+            }
+            Reason::NoCpus => format!("{has} no free CPUs"),
+            Reason::FreeMemory { free_gib } => {
+                format!("{has} {free_gib} GiB of free memory, needs {}", p.serving.memory_gb.unwrap_or_default())
             }
             Reason::NoFabric | Reason::PoolTooSmall { .. } => return self.reason(reason, p),
         };
@@ -230,6 +246,26 @@ pub struct AssignJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mig_devices: Option<&'a [u32]>,
     pub hcas: &'a [String],
+    /// What the replica asks of the node, where the node reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Cpus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
+}
+
+/// A CPU count in millicores, written as a whole number when it is one
+/// (`16`, not `16.0`), else as a decimal (`0.5`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cpus(pub u64);
+
+impl Serialize for Cpus {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.is_multiple_of(1000) {
+            s.serialize_u64(self.0 / 1000)
+        } else {
+            s.serialize_f64(self.0 as f64 / 1000.0)
+        }
+    }
 }
 
 #[derive(serde::Serialize)]
@@ -260,6 +296,8 @@ impl<'a> Names<'a> {
                     gpus: &a.gpus,
                     mig_devices: (!a.mig_devices.is_empty()).then_some(a.mig_devices.as_slice()),
                     hcas: self.hcas(p, a.node),
+                    cpus: a.cpus_millis.map(Cpus),
+                    memory_mb: a.memory_mb,
                 })
                 .collect(),
         }
@@ -295,6 +333,15 @@ impl<'a> Names<'a> {
             .collect::<Vec<_>>()
             .join("\n")
     }
+}
+
+/// A CPU count from millicores, as people write it: `16`, `95.5`, `0.25`.
+pub fn cpus_text(millis: u64) -> String {
+    if millis.is_multiple_of(1000) {
+        return (millis / 1000).to_string();
+    }
+    let s = format!("{}.{:03}", millis / 1000, millis % 1000);
+    s.trim_end_matches('0').to_string()
 }
 
 /// A binary size for people: whole GiB from 10 GiB up, tenths of a GiB

@@ -61,6 +61,11 @@ struct ExistingAt<'a> {
     gpus: &'a [u32],
     #[serde(skip_serializing_if = "<[u32]>::is_empty")]
     mig_devices: &'a [u32],
+    /// What the allocation holds, when it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpus: Option<super::Cpus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    memory_mb: Option<u64>,
 }
 
 /// The replicas that already run: allocations naming a catalog model and
@@ -88,7 +93,13 @@ fn existing<'a>(names: &Names<'a>) -> Vec<ExistingJson<'a>> {
             });
             e.profile = e.profile.or(a.profile.as_deref());
             e.pending &= a.pending;
-            e.nodes.push(ExistingAt { node: &node.id, gpus: &a.gpus, mig_devices: &a.mig_devices });
+            e.nodes.push(ExistingAt {
+                node: &node.id,
+                gpus: &a.gpus,
+                mig_devices: &a.mig_devices,
+                cpus: a.cpus.map(crate::placement::millis).map(super::Cpus),
+                memory_mb: a.memory_mb,
+            });
         }
     }
     found.into_values().collect()

@@ -146,7 +146,9 @@ fn node(input: &Input<'_>, i: usize, r: &Record, settings: &Settings, warnings: 
         state: st,
         labels,
         memory_total_mb: r.real_memory,
-        cpus: r.cpus.map(|c| c as u32),
+        cpus: r.cpus.map(|c| c as f64),
+        memory_allocatable_mb: None,
+        taints: Vec::new(),
         engines: None,
         weights: None,
         disk: None,
@@ -249,7 +251,7 @@ fn hold_the_rest(
         );
     }
     b.node.allocations.extend(gres::allocations("slurm:busy", 0, &busy));
-    let cpus_full = matches!((b.node.cpus, b.alloc_cpus), (Some(c), Some(a)) if c > 0 && a >= u64::from(c));
+    let cpus_full = matches!((b.node.cpus, b.alloc_cpus), (Some(c), Some(a)) if c > 0.0 && a as f64 >= c);
     if cpus_full {
         let taken: BTreeSet<Slot> = busy.iter().chain(held).copied().collect();
         let healthy = |s: &Slot| match s {

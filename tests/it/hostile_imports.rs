@@ -141,7 +141,9 @@ fn unquoted_yaml_label_values_read_as_the_strings_they_spell() {
     assert_eq!(labels["nvidia.com/gpu.present"], "true");
     assert_eq!(labels["nvidia.com/cuda.runtime.version"], "1.0");
     assert_eq!(v["node"][0]["gpu"].as_array().unwrap().len(), 8);
-    assert_eq!(v["node"][0]["cpus"], 95);
+    // Fractional CPUs are kept, as the scheduler counts them (whole CPUs
+    // are a replica's request, not the node's size).
+    assert_eq!(v["node"][0]["cpus"], 95.5);
 }
 
 #[test]

@@ -191,7 +191,7 @@ fn gfd_case(c: &mut Check, facts: &BTreeMap<String, Value>, labels_file: &str, c
         c.eq(&name, "whole GPUs", n.gpus.iter().filter(|g| !g.in_mig_mode()).count(), 0);
     }
     if let Some(cpus) = want.get("cpus").and_then(Value::as_u64) {
-        c.eq(&name, "cpus", n.cpus.map(u64::from), Some(cpus));
+        c.eq(&name, "cpus", n.cpus, Some(cpus as f64));
     }
     if let Some(kib) = want.get("memory_kib").and_then(Value::as_u64) {
         c.eq(&name, "memory", n.memory_total_mb, kib / 1024);
@@ -310,8 +310,9 @@ fn slurm_node_outputs_import_with_their_facts() {
             if let Some(mb) = want["memory_mb"].as_u64() {
                 c.eq(&at, "memory", n.memory_total_mb, mb);
             }
-            if let Some(cpus) = want["cpus"].as_u64() {
-                c.eq(&at, "cpus", n.cpus.map(u64::from), Some(cpus));
+            // What jobs may use: CPUEfctv where Slurm prints it, else CPUTot.
+            if let Some(cpus) = want["cpus_effective"].as_u64().or(want["cpus"].as_u64()) {
+                c.eq(&at, "cpus", n.cpus, Some(cpus as f64));
             }
             let whole = n.gpus.iter().filter(|g| !g.in_mig_mode()).count() as u64;
             if let Some(g) = want["gpus"].as_u64() {

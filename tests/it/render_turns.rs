@@ -30,8 +30,14 @@ fn running(dir: &Path, fleet: &Path, plan: &Path, name: &str) -> PathBuf {
             let id = n["node"].as_str().unwrap();
             let at = text.find(&format!("id = \"{id}\"\n")).unwrap();
             let end = text[at..].find("\n[[node]]").map_or(text.len(), |i| at + i);
+            // What the pods' requests (or the job) hold: what the plan asked.
+            let held: String = ["cpus", "memory_mb"]
+                .iter()
+                .filter(|k| !n[**k].is_null())
+                .map(|k| format!("{k} = {}\n", n[*k]))
+                .collect();
             let alloc = format!(
-                "\n[[node.allocation]]\nmodel = {}\nreplica = {}\ngpus = {}\nprofile = {}\n",
+                "\n[[node.allocation]]\nmodel = {}\nreplica = {}\ngpus = {}\nprofile = {}\n{held}",
                 pl["model"], pl["replica"], n["gpus"], pl["profile"]
             );
             text.insert_str(end, &alloc);
@@ -169,8 +175,10 @@ fn slurm_details_gres_labels_pyxis_cpu_shares_and_two_tgi_on_a_node() {
     let text = stdout(&out);
     // The label names the gres type of a node that did not come from Slurm.
     assert_eq!(text.matches("#SBATCH --gres=gpu:h100:2\n").count(), 2, "{text}");
-    // Half the GPUs: half of the CPUs the CPU-only pod does not hold.
-    assert_eq!(text.matches("#SBATCH --cpus-per-task=32\n").count(), 2, "{text}");
+    // Half the GPUs: half of the node's CPUs, capped at what is free: the
+    // CPU-only pod holds 32, the first replica 48, the second gets the 16 left.
+    assert_eq!(text.matches("#SBATCH --cpus-per-task=48\n").count(), 1, "{text}");
+    assert_eq!(text.matches("#SBATCH --cpus-per-task=16\n").count(), 1, "{text}");
     // pyxis: the registry with a hash, the node's weights mounted.
     assert!(
         text.contains("--container-image='ghcr.io#huggingface/text-generation-inference:2.4.0' --container-mounts=/models/org/m:/models/org/m:ro"),
