@@ -18,6 +18,7 @@ mod loaders_never_panic;
 mod openapi;
 mod policy;
 mod real_outputs;
+mod real_whole_nodes;
 mod render;
 mod render_loop;
 mod render_turns;

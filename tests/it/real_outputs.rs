@@ -11,34 +11,34 @@ use serde_json::{Value, json};
 
 use crate::common::root;
 
-fn real(path: &str) -> String {
+pub(crate) fn real(path: &str) -> String {
     std::fs::read_to_string(root().join("tests/data/real").join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-fn facts() -> BTreeMap<String, Value> {
+pub(crate) fn facts() -> BTreeMap<String, Value> {
     serde_json::from_str(&real("facts.json")).unwrap()
 }
 
 /// Failures, by file.
 #[derive(Default)]
-struct Check(Vec<String>);
+pub(crate) struct Check(Vec<String>);
 
 impl Check {
-    fn eq<T: PartialEq + std::fmt::Debug>(&mut self, file: &str, what: &str, got: T, want: T) {
+    pub(crate) fn eq<T: PartialEq + std::fmt::Debug>(&mut self, file: &str, what: &str, got: T, want: T) {
         if got != want {
             self.0.push(format!("{file}: {what}: got {got:?}, want {want:?}"));
         }
     }
-    fn fail(&mut self, file: &str, why: String) {
+    pub(crate) fn fail(&mut self, file: &str, why: String) {
         self.0.push(format!("{file}: {why}"));
     }
-    fn done(self) {
+    pub(crate) fn done(self) {
         assert!(self.0.is_empty(), "{} failure(s):\n{}", self.0.len(), self.0.join("\n"));
     }
 }
 
 /// What an import wrote loads with llmgw's own loader.
-fn loads(c: &mut Check, file: &str, inv: &Inventory) {
+pub(crate) fn loads(c: &mut Check, file: &str, inv: &Inventory) {
     let text = llmgw::output::render_inventory(inv, llmgw::doc::Format::Toml).unwrap();
     if let Err(d) = llmgw::load::inventory_file(&source("x.toml", text)) {
         c.fail(file, format!("the import does not load: {}", llmgw::report::diagnostics::render(&d, false)));
@@ -49,7 +49,7 @@ fn render(d: &[Diag]) -> String {
     llmgw::report::diagnostics::render(d, false)
 }
 
-fn kube(file: &str, text: String) -> Result<(Inventory, Vec<Diag>), Vec<Diag>> {
+pub(crate) fn kube(file: &str, text: String) -> Result<(Inventory, Vec<Diag>), Vec<Diag>> {
     llmgw::kubernetes::import(&source(file, text), None, &llmgw::kubernetes::Settings::default())
 }
 
