@@ -2,7 +2,6 @@
 //! held to the reference path's exact answers.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::fmt::Write as _;
 
 use proptest::prelude::*;
 
@@ -12,300 +11,8 @@ use crate::diag::source;
 use crate::inventory::Inventory;
 use crate::report::Names;
 
-const CLASSES: &[&str] = &["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "NVIDIA L40S"];
-const ENGINES: &[&str] = &["vllm", "sglang", "llama.cpp"];
-const FABRICS: &[&str] = &["ib-a", "ib-b", "ib-c"];
-
-#[derive(Debug, Clone)]
-struct GenNode {
-    state: u8,
-    zone: u8,
-    class: usize,
-    gpus: u8,
-    unhealthy: u8,
-    used: u8,
-    peers: u8,
-    /// Fabric, and its adapters: 0 some, 1 none (`[]`), 2 not reported.
-    fabrics: Vec<(usize, u8)>,
-    engines: Option<Vec<usize>>,
-    /// Discovered by llmgw: its (possibly empty) engine list is complete.
-    discovered: bool,
-    memory_gb: Option<u32>,
-    weights: Option<Vec<u8>>,
-    disk_gb: Option<u32>,
-    /// Existing replicas of catalog models: (model, replica).
-    runs: Vec<(u8, u8)>,
-    cpu_allocs: u8,
-    /// GPU 0 in MIG mode: 0 no, 1 three 1g.10gb devices, 2 one 3g.40gb.
-    mig: u8,
-    /// How many of those devices an existing allocation holds.
-    mig_held: u8,
-}
-
-#[derive(Debug, Clone)]
-struct GenProfile {
-    engine: usize,
-    class: Option<usize>,
-    gpus: u8,
-    nodes: u8,
-    priority: i8,
-    zone: Option<u8>,
-    memory_gb: u32,
-    disk_gb: u32,
-    /// A MIG profile: 0 1g.10gb, 1 3g.40gb.
-    mig: Option<u8>,
-}
-
-const MIG_PROFILES: &[(&str, u64)] = &[("1g.10gb", 9856), ("3g.40gb", 40192)];
-
-#[derive(Debug, Clone)]
-struct GenModel {
-    /// weights_gb, when the model gives its size.
-    size_gb: Option<u16>,
-    replicas: u8,
-    /// `replicas_per_node`; 1 (the default, left out of the file) unless a
-    /// test asks for more.
-    per_node: u8,
-    source: Option<u8>,
-    profiles: Vec<GenProfile>,
-}
-
-fn node_strategy() -> impl Strategy<Value = GenNode> {
-    (
-        (
-            0u8..10,
-            0u8..3,
-            prop::sample::select(vec![0usize, 0, 0, 1, 2]),
-            0u8..9,
-            prop::sample::select(vec![0u8, 0, 0, 1, 2]),
-            prop::sample::select(vec![0u8, 0, 1, 2, 3, 5, 8]),
-            0u8..5,
-        ),
-        prop::collection::vec((0..FABRICS.len(), prop::sample::select(vec![0u8, 0, 0, 0, 0, 0, 0, 1, 2, 2])), 0..3),
-        (prop::option::weighted(0.7, prop::collection::vec(0..ENGINES.len(), 0..4)), prop::bool::weighted(0.3)),
-        prop::option::of(0u32..2048),
-        prop::option::weighted(0.7, prop::collection::vec(0u8..3, 0..3)),
-        prop::option::of(0u32..1000),
-        prop::collection::vec((0u8..4, 0u8..4), 0..2),
-        (0u8..3, prop::sample::select(vec![0u8, 0, 1, 2]), prop::sample::select(vec![0u8, 0, 0, 1, 2])),
-    )
-        .prop_map(
-            |(
-                (state, zone, class, gpus, unhealthy, used, peers),
-                fabrics,
-                (engines, discovered),
-                memory_gb,
-                weights,
-                disk_gb,
-                runs,
-                (cpu_allocs, mig, mig_held),
-            )| GenNode {
-                mig,
-                mig_held,
-                discovered: discovered && engines.is_some(),
-                state,
-                zone,
-                class,
-                gpus,
-                unhealthy,
-                used,
-                peers,
-                fabrics,
-                engines,
-                memory_gb,
-                weights,
-                disk_gb,
-                runs,
-                cpu_allocs,
-            },
-        )
-}
-
-fn profile_strategy() -> impl Strategy<Value = GenProfile> {
-    (
-        0..ENGINES.len(),
-        prop::option::weighted(0.85, prop::sample::select(vec![0usize, 0, 0, 1, 2])),
-        prop::sample::select(vec![1u8, 1, 2, 2, 3, 4, 8]),
-        prop::sample::select(vec![1u8, 1, 1, 2, 3]),
-        -2i8..3,
-        prop::option::weighted(0.3, 0u8..3),
-        prop::sample::select(vec![0u32, 0, 512, 1024]),
-        (prop::sample::select(vec![0u32, 0, 100, 500]), prop::option::weighted(0.2, 0u8..2)),
-    )
-        .prop_map(|(engine, class, gpus, nodes, priority, zone, memory_gb, (disk_gb, mig))| GenProfile {
-            // A GPU-only engine needs a class; keep the catalog valid. A MIG
-            // profile is one device: one GPU, one node, a class.
-            // llama.cpp serves from one node: a multi-node profile uses vLLM.
-            engine: match (class.is_none() && mig.is_none(), engine == 2 && nodes > 1) {
-                (true, _) => 2,
-                (false, true) => 0,
-                (false, false) => engine,
-            },
-            class: if mig.is_some() { Some(class.unwrap_or(1)) } else { class },
-            gpus: if mig.is_some() { 1 } else { gpus },
-            nodes: if mig.is_some() || (class.is_none() && mig.is_none()) { 1 } else { nodes },
-            mig,
-            priority,
-            zone,
-            memory_gb,
-            disk_gb,
-        })
-}
-
-fn model_strategy() -> impl Strategy<Value = GenModel> {
-    (
-        0u8..6,
-        prop::option::weighted(0.7, 0u8..3),
-        prop::collection::vec(profile_strategy(), 0..4),
-        prop::option::weighted(0.4, prop::sample::select(vec![8u16, 60, 140, 300, 800])),
-    )
-        .prop_map(|(replicas, source, profiles, size_gb)| GenModel {
-            size_gb,
-            replicas,
-            per_node: 1,
-            source,
-            profiles,
-        })
-}
-
-/// Models that may pack several replicas onto one node, with more replicas
-/// than nodes would take one at a time.
-fn packing_model_strategy() -> impl Strategy<Value = GenModel> {
-    (model_strategy(), prop::sample::select(vec![1u8, 2, 2, 3, 4]), 0u8..12)
-        .prop_map(|(m, per_node, replicas)| GenModel { per_node, replicas, ..m })
-}
-
-fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
-    let mut s = String::new();
-    for &i in order {
-        let n = &nodes[i];
-        let state = ["ready", "ready", "ready", "ready", "ready", "ready", "ready", "cordoned", "draining", "down"]
-            [n.state as usize];
-        let _ = writeln!(s, "[[node]]\nid = \"n{i:03}\"\nstate = \"{state}\"\nlabels = {{ zone = \"z{}\" }}", n.zone);
-        if n.discovered {
-            let _ = writeln!(s, "discovered_by = \"llmgw test\"");
-        }
-        if let Some(e) = &n.engines {
-            let list: Vec<String> =
-                e.iter().collect::<BTreeSet<_>>().iter().map(|&&e| format!("\"{}\" = \"\"", ENGINES[e])).collect();
-            let _ = writeln!(s, "engines = {{ {} }}", list.join(", "));
-        }
-        if let Some(m) = n.memory_gb {
-            let _ = writeln!(s, "memory_total_mb = {}", u64::from(m) * 1024 + 17);
-        }
-        if let Some(w) = &n.weights {
-            let list: Vec<String> = w.iter().collect::<BTreeSet<_>>().iter().map(|w| format!("\"org/w{w}\"")).collect();
-            let _ = writeln!(s, "weights = [{}]", list.join(", "));
-        }
-        if let Some(d) = n.disk_gb {
-            let _ = writeln!(
-                s,
-                "disk = {{ path = \"/m\", free_bytes = {}, total_bytes = {} }}",
-                u64::from(d) << 30,
-                2u64 << 40
-            );
-        }
-        // GPUs in reverse index order: the loader must sort them.
-        for g in (0..n.gpus).rev() {
-            let peers: Vec<u8> = match n.peers {
-                0 => vec![],
-                1 => (0..n.gpus).filter(|&p| p != g).collect(),
-                2 => vec![g ^ 1].into_iter().filter(|&p| p < n.gpus).collect(),
-                3 => vec![g ^ 1, g ^ 1].into_iter().filter(|&p| p < n.gpus).collect(),
-                _ => (0..n.gpus)
-                    .rev()
-                    .filter(|&p| p != g && p % 3 != 0)
-                    .chain([g ^ 1].into_iter().filter(|&p| p < n.gpus))
-                    .collect(),
-            };
-            // Every third node mixes in a GPU of the next class.
-            let class = if i % 3 == 0 && g == 1 { (n.class + 1) % CLASSES.len() } else { n.class };
-            let mig = g == 0 && n.mig > 0;
-            let _ = writeln!(
-                s,
-                "[[node.gpu]]\nindex = {g}\nname = \"{}\"\nnvlink_peers = {:?}\nhealthy = {}\nmemory_mb = {}\nmig = {mig}",
-                CLASSES[class],
-                if mig { Vec::new() } else { peers },
-                g >= n.unhealthy,
-                // Every fifth node does not report its GPU memory.
-                if i % 5 == 4 { 0 } else { [81559, 81920, 46068][class] }
-            );
-            if mig {
-                let (profile, memory) = MIG_PROFILES[usize::from(n.mig - 1)];
-                for m in 0..(5 - 2 * n.mig) {
-                    let memory = if i % 5 == 4 { 0 } else { memory };
-                    let _ = writeln!(
-                        s,
-                        "[[node.gpu.mig_device]]\nindex = {m}\nprofile = \"{profile}\"\nmemory_mb = {memory}"
-                    );
-                }
-            }
-        }
-        for (f, adapters) in n.fabrics.iter().copied().collect::<BTreeMap<usize, u8>>() {
-            let _ = writeln!(s, "[[node.fabric]]\nname = \"{}\"", FABRICS[f]);
-            match adapters {
-                0 => s.push_str("hcas = [\"mlx5_0\"]\n"),
-                1 => s.push_str("hcas = []\n"),
-                _ => {}
-            }
-        }
-        let used = n.used.min(n.gpus);
-        if used > 0 {
-            let _ = writeln!(
-                s,
-                "[[node.allocation]]\nmodel = \"other\"\nreplica = {i}\ngpus = {:?}",
-                (0..used).collect::<Vec<_>>()
-            );
-        }
-        for (m, r) in n.runs.iter().collect::<BTreeSet<_>>() {
-            let _ = writeln!(s, "[[node.allocation]]\nmodel = \"m{m}\"\nreplica = {r}\ngpus = []");
-        }
-        if n.mig > 0 && n.gpus > 0 && n.mig_held > 0 {
-            let held: Vec<u8> = (0..n.mig_held.min(5 - 2 * n.mig)).collect();
-            let _ = writeln!(
-                s,
-                "[[node.allocation]]\nmodel = \"mig-other\"\nreplica = {i}\ngpus = [0]\nmig_devices = {held:?}"
-            );
-        }
-        for c in 0..n.cpu_allocs {
-            let _ = writeln!(s, "[[node.allocation]]\nmodel = \"cpu-other\"\nreplica = {c}\ngpus = []");
-        }
-    }
-    s
-}
-
-fn catalog_text(models: &[GenModel]) -> String {
-    let mut s = String::new();
-    for (mi, m) in models.iter().enumerate() {
-        let _ = writeln!(s, "[[model]]\nname = \"m{mi}\"\nreplicas = {}", m.replicas);
-        if m.per_node != 1 {
-            let _ = writeln!(s, "replicas_per_node = {}", m.per_node);
-        }
-        if let Some(gb) = m.size_gb {
-            let _ = writeln!(s, "weights_gb = {gb}");
-        }
-        if let Some(src) = m.source {
-            let _ = writeln!(s, "source = \"org/w{src}\"");
-        }
-        for (pi, p) in m.profiles.iter().enumerate() {
-            let _ = writeln!(
-                s,
-                "[[model.profile]]\nname = \"p{pi}\"\nengine = \"{}\"\ngpus_per_node = {}\nnodes = {}\npriority = {}\nmin_memory_gb = {}\nmin_disk_gb = {}",
-                ENGINES[p.engine], p.gpus, p.nodes, p.priority, p.memory_gb, p.disk_gb
-            );
-            if let Some(c) = p.class {
-                let _ = writeln!(s, "gpu_class = \"{}\"", CLASSES[c]);
-            }
-            if let Some(z) = p.zone {
-                let _ = writeln!(s, "node_selector = {{ zone = \"z{z}\" }}");
-            }
-            if let Some(m) = p.mig {
-                let _ = writeln!(s, "mig_profile = \"{}\"", MIG_PROFILES[usize::from(m)].0);
-            }
-        }
-    }
-    s
-}
+mod generate;
+use generate::*;
 
 fn load(catalog: &str, inventory: &str) -> (Catalog, Inventory) {
     let (cat, diags) = crate::catalog::check(&source("c.toml", catalog.to_string()));
@@ -425,7 +132,60 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
     }
     let s = &p.summary;
     prop_assert_eq!(s.placed + s.unplaced, s.wanted - s.existing);
+    whole_nodes_hold(cat, inv, &p)?;
     grouped_counts_add_up(cat, inv, &p)
+}
+
+/// CPUs, memory and taints: no node is given more CPUs or memory than it
+/// had free, a profile's explicit request is what it gets, and no replica
+/// lands on a taint it does not tolerate.
+fn whole_nodes_hold(cat: &Catalog, inv: &Inventory, p: &super::Plan) -> Result<(), TestCaseError> {
+    let mut given: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+    for d in &p.decisions {
+        let Decision::Placed(pl) = d else { continue };
+        let prof = &cat.models[pl.model as usize].profiles[pl.profile as usize];
+        for a in &pl.nodes {
+            let n = &inv.nodes[a.node as usize];
+            prop_assert_eq!(a.cpus_millis.is_some(), n.cpus.is_some());
+            prop_assert_eq!(a.memory_mb.is_some(), n.memory_schedulable_mb() > 0 || n.memory_allocatable_mb.is_some());
+            if let (Some(c), Some(want)) = (a.cpus_millis, prof.serving.cpus) {
+                prop_assert_eq!(c, u64::from(want) * 1000, "explicit cpus not asked as written");
+            }
+            if let (Some(m), Some(want)) = (a.memory_mb, prof.serving.memory_gb) {
+                prop_assert_eq!(m, want * 1024, "explicit memory not asked as written");
+            }
+            if let Some(c) = a.cpus_millis {
+                prop_assert!(c >= 1000 && c % 1000 == 0, "{} CPUs is not a whole number of at least one", c);
+            }
+            let e = given.entry(a.node).or_default();
+            e.0 += a.cpus_millis.unwrap_or(0);
+            e.1 += a.memory_mb.unwrap_or(0);
+            for (text, t) in n.repelling_taints() {
+                prop_assert!(
+                    crate::taints::tolerated(&t, &prof.tolerations, !prof.cpu_only()),
+                    "{} placed on {} despite its taint {}",
+                    prof.name,
+                    n.id,
+                    text
+                );
+            }
+        }
+    }
+    for (node, (cpus, mem)) in given {
+        let n = &inv.nodes[node as usize];
+        let held_cpus: u64 = n.allocations.iter().filter_map(|a| a.cpus).map(super::millis).sum();
+        let held_mem: u64 = n.allocations.iter().filter_map(|a| a.memory_mb).sum();
+        if let Some(total) = n.cpus {
+            let free = super::millis(total).saturating_sub(held_cpus);
+            prop_assert!(cpus <= free, "{} given {} mCPUs with {} free", n.id, cpus, free);
+        }
+        let total = n.memory_allocatable_mb.unwrap_or(n.memory_total_mb);
+        if total > 0 || n.memory_allocatable_mb.is_some() {
+            let free = total.saturating_sub(held_mem);
+            prop_assert!(mem <= free, "{} given {} MiB with {} free", n.id, mem, free);
+        }
+    }
+    Ok(())
 }
 
 /// Grouped reasons: per profile and pool, the counts add up to the full
@@ -476,6 +236,37 @@ proptest! {
         }
         let (cat2, inv2) = load(&catalog_text(&models), &inventory_text(&nodes, &shuffled));
         prop_assert_eq!(&fast, &place_json(&cat2, &inv2, Mode::Fast));
+    }
+
+    /// A fleet that reports no CPUs, no memory and no taints places as it
+    /// always did: the seed's JSON form (no `cpus`, no `memory_mb`), and a
+    /// catalog's `cpus`, `memory_gb` and `tolerations` change nothing.
+    #[test]
+    fn fleets_without_whole_node_fields_place_as_before(
+        nodes in prop::collection::vec(node_strategy(), 0..16),
+        models in prop::collection::vec(model_strategy(), 0..4),
+    ) {
+        let bare: Vec<GenNode> = nodes
+            .into_iter()
+            .map(|n| GenNode { cpus: None, allocatable_gb: None, taints: Vec::new(), held: (0, 0), memory_gb: None, ..n })
+            .collect();
+        let plain: Vec<GenModel> = models
+            .iter()
+            .map(|m| GenModel {
+                profiles: m
+                    .profiles
+                    .iter()
+                    .map(|p| GenProfile { cpus: None, request_gb: None, tolerations: Vec::new(), ..p.clone() })
+                    .collect(),
+                ..m.clone()
+            })
+            .collect();
+        let order: Vec<usize> = (0..bare.len()).collect();
+        let (cat, inv) = load(&catalog_text(&models), &inventory_text(&bare, &order));
+        let with_requests = place_json(&cat, &inv, Mode::Fast);
+        prop_assert!(!with_requests.contains("\"cpus\"") && !with_requests.contains("\"memory_mb\""));
+        let (plain_cat, inv) = load(&catalog_text(&plain), &inventory_text(&bare, &order));
+        prop_assert_eq!(with_requests, place_json(&plain_cat, &inv, Mode::Reference));
     }
 
     /// `replicas_per_node` above 1: a node is avoided only once it holds
