@@ -16,6 +16,11 @@ struct Facts<'i> {
     mig_per_class: BTreeMap<&'i str, BTreeSet<&'i str>>,
     engines_seen: BTreeSet<&'i str>,
     any_reports_engines: bool,
+    /// The most CPUs (millicores) and schedulable memory (MiB) a node
+    /// reports, per class it has (`None`: nodes without GPUs), over the
+    /// nodes that report them.
+    most_cpus: BTreeMap<Option<&'i str>, u64>,
+    most_memory: BTreeMap<Option<&'i str>, u64>,
 }
 
 impl<'i> Facts<'i> {
@@ -25,6 +30,8 @@ impl<'i> Facts<'i> {
             mig_per_class: BTreeMap::new(),
             engines_seen: BTreeSet::new(),
             any_reports_engines: false,
+            most_cpus: BTreeMap::new(),
+            most_memory: BTreeMap::new(),
         };
         for n in &inv.nodes {
             let mut per_class: BTreeMap<&str, u32> = BTreeMap::new();
@@ -35,6 +42,18 @@ impl<'i> Facts<'i> {
                         .entry(g.class.as_str())
                         .or_default()
                         .extend(g.mig_devices.iter().map(|m| m.profile.as_str()));
+                }
+            }
+            let classes: Vec<Option<&str>> =
+                if per_class.is_empty() { vec![None] } else { per_class.keys().map(|c| Some(*c)).collect() };
+            for c in classes {
+                if let Some(cpus) = n.cpus {
+                    let e = f.most_cpus.entry(c).or_default();
+                    *e = (*e).max(crate::placement::millis(cpus));
+                }
+                if n.memory_allocatable_mb.is_some() || n.memory_total_mb > 0 {
+                    let e = f.most_memory.entry(c).or_default();
+                    *e = (*e).max(n.memory_schedulable_mb());
                 }
             }
             for (c, k) in per_class {
@@ -74,6 +93,7 @@ pub fn fleet_checks(cat: &Catalog, inv: &Inventory) -> Vec<Diag> {
                     .help("lower gpus_per_node and raise nodes, or add bigger nodes"),
                 );
             }
+            requests(cat, m, p, &facts, &mut out);
             if facts.any_reports_engines && !facts.engines_seen.contains(p.engine.name) {
                 out.push(
                     Diag::warning(
@@ -104,6 +124,53 @@ pub fn hardware_checks(cat: &Catalog, inv: &Inventory) -> Vec<Diag> {
         }
     }
     out
+}
+
+/// A profile asking each node for more CPUs or memory than any node that
+/// could run it has (over the nodes that report them): placement would
+/// refuse every node, and a scheduler would keep the job waiting.
+fn requests(cat: &Catalog, m: &Model, p: &Profile, facts: &Facts<'_>, out: &mut Vec<Diag>) {
+    let class = p.gpu_class.as_deref();
+    // A CPU-only profile may run on any node.
+    let most = |map: &BTreeMap<Option<&str>, u64>| match class {
+        Some(_) => map.get(&class).copied(),
+        None => map.values().copied().max(),
+    };
+    let on = class.map_or_else(|| "node".to_string(), |c| format!("node with `{c}` GPUs"));
+    if let (Some(want), Some(have)) = (p.serving.cpus, most(&facts.most_cpus))
+        && u64::from(want) * 1000 > have
+    {
+        out.push(
+            Diag::warning(
+                Code::NeverFits,
+                format!(
+                    "profile `{}` of `{}` asks each node for {want} CPUs, but no {on} has more than {}",
+                    p.name,
+                    m.name,
+                    crate::report::cpus_text(have)
+                ),
+            )
+            .at(&cat.src, p.serving.cpus_span, "more CPUs than any node has")
+            .help("ask for fewer CPUs (or leave `cpus` out: the node's share), or add bigger nodes"),
+        );
+    }
+    if let (Some(want), Some(have)) = (p.serving.memory_gb, most(&facts.most_memory))
+        && want.saturating_mul(1024) > have
+    {
+        out.push(
+            Diag::warning(
+                Code::NeverFits,
+                format!(
+                    "profile `{}` of `{}` asks each node for {want} GiB of memory, but no {on} has more than {} GiB for workloads",
+                    p.name,
+                    m.name,
+                    have / 1024
+                ),
+            )
+            .at(&cat.src, p.serving.memory_span, "more memory than any node has")
+            .help("`memory_gb` is GiB per node: ask for less (or leave it out: the node's share), or add bigger nodes"),
+        );
+    }
 }
 
 fn hardware(cat: &Catalog, m: &Model, p: &Profile, facts: &Facts<'_>, out: &mut Vec<Diag>) {

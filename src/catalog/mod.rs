@@ -81,6 +81,9 @@ pub struct Serving {
     /// CPUs and host memory (GiB) per node; `None`: the node's share.
     pub cpus: Option<u32>,
     pub memory_gb: Option<u64>,
+    /// Where `cpus` and `memory_gb` are written, for lint.
+    pub cpus_span: Span,
+    pub memory_span: Span,
     /// /dev/shm on Kubernetes, GiB; `None`: 16.
     pub shm_gb: Option<u64>,
 }
@@ -376,8 +379,16 @@ fn serving(dec: &mut Decoder, t: &mut crate::decode::Table<'_, '_>) -> Option<Se
         }
         Some(v as u16)
     });
-    let cpus = t.optional(dec, "cpus", |dec, n| at_least_one(dec, n, "cpus", u64::from(u32::MAX)).map(|v| v as u32));
-    let memory_gb = t.optional(dec, "memory_gb", |dec, n| at_least_one(dec, n, "memory_gb", u64::MAX >> 31));
+    let mut cpus_span = Span::default();
+    let mut memory_span = Span::default();
+    let cpus = t.optional(dec, "cpus", |dec, n| {
+        cpus_span = n.span;
+        at_least_one(dec, n, "cpus", u64::from(u32::MAX)).map(|v| v as u32)
+    });
+    let memory_gb = t.optional(dec, "memory_gb", |dec, n| {
+        memory_span = n.span;
+        at_least_one(dec, n, "memory_gb", u64::MAX >> 31)
+    });
     let shm_gb = t.optional(dec, "shm_gb", |dec, n| at_least_one(dec, n, "shm_gb", u64::MAX >> 31));
     let env = match env.ok()? {
         None => Vec::new(),
@@ -397,6 +408,8 @@ fn serving(dec: &mut Decoder, t: &mut crate::decode::Table<'_, '_>) -> Option<Se
         port: port.ok()?,
         cpus: cpus.ok()?,
         memory_gb: memory_gb.ok()?,
+        cpus_span,
+        memory_span,
         shm_gb: shm_gb.ok()?,
     })
 }

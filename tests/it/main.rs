@@ -28,3 +28,4 @@ mod slurm;
 mod slurm_jobs;
 mod slurm_loop;
 mod synth;
+mod whole_nodes;
