@@ -1,6 +1,9 @@
 //! Writes the scale check's inputs to a folder, to run llmgw on by hand:
 //!
 //!     cargo bench --bench gen_inputs -- /tmp/scale 10000
+//!
+//! `fleet-whole.json` is the same fleet with CPUs, allocatable memory and
+//! taints (`common::whole_node_fleet`).
 mod common;
 
 fn main() {
@@ -15,5 +18,14 @@ fn main() {
     for (ext, f) in [("json", llmgw::doc::Format::Json), ("toml", llmgw::doc::Format::Toml)] {
         std::fs::write(dir.join(format!("fleet.{ext}")), llmgw::output::render_inventory(&fleet, f).unwrap()).unwrap();
     }
-    println!("wrote {}/catalog.toml, catalog-unplaced.toml and fleet.{{json,toml}} ({nodes} nodes)", dir.display());
+    let whole = common::whole_node_fleet(nodes);
+    std::fs::write(
+        dir.join("fleet-whole.json"),
+        llmgw::output::render_inventory(&whole, llmgw::doc::Format::Json).unwrap(),
+    )
+    .unwrap();
+    println!(
+        "wrote {}/catalog.toml, catalog-unplaced.toml, fleet.{{json,toml}} and fleet-whole.json ({nodes} nodes)",
+        dir.display()
+    );
 }

@@ -129,3 +129,37 @@ pub fn unplaceable(models: usize) -> String {
     }
     s
 }
+
+/// `fleet(nodes)` as a scheduler reports it (docs/inventory.md): each node's
+/// CPUs and allocatable memory, GPU nodes tainted
+/// `nvidia.com/gpu=present:NoSchedule` as several clouds taint them, one
+/// node in twenty also `dedicated=research:NoSchedule`, and the busy GPUs'
+/// allocations holding their share of CPUs and memory. What whole-node
+/// placement costs is measured on it.
+pub fn whole_node_fleet(nodes: u32) -> llmgw::inventory::Inventory {
+    let mut inv = fleet(nodes);
+    for (i, n) in inv.nodes.iter_mut().enumerate() {
+        let cpus: f64 = match n.gpus.first().map(|g| g.class.as_str()) {
+            Some("h100-80gb-hbm3") => 224.0,
+            Some("a100-sxm4-80gb") => 255.5,
+            Some(_) => 63.5,
+            None => 96.0,
+        };
+        n.cpus = Some(cpus);
+        n.memory_allocatable_mb = Some(n.memory_total_mb / 100 * 99);
+        if !n.gpus.is_empty() {
+            n.taints.push("nvidia.com/gpu=present:NoSchedule".into());
+        }
+        if i % 20 == 7 {
+            n.taints.push("dedicated=research:NoSchedule".into());
+        }
+        let gpus = n.gpus.len().max(1) as f64;
+        let memory = n.memory_total_mb;
+        for a in &mut n.allocations {
+            let share = a.gpus.len() as f64 / gpus;
+            a.cpus = Some((cpus * share).floor());
+            a.memory_mb = Some((memory as f64 * share) as u64);
+        }
+    }
+    inv
+}
