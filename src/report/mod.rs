@@ -324,10 +324,19 @@ impl<'a> Names<'a> {
                     (false, true) => format!("gpus {}", join(&a.gpus)),
                     (false, false) => format!("gpu {} MIG {}", join(&a.gpus), join(&a.mig_devices)),
                 };
+                // What it asks of the node, where the node reports it.
+                let mut asks = Vec::new();
+                if let Some(c) = a.cpus_millis {
+                    asks.push(format!("{} CPU{}", cpus_text(c), if c == 1000 { "" } else { "s" }));
+                }
+                if let Some(m) = a.memory_mb {
+                    asks.push(binary_size(m << 20));
+                }
+                let asks = if asks.is_empty() { String::new() } else { format!("; {}", asks.join(", ")) };
                 if p.nodes.len() > 1 {
-                    format!("{rank}: {} {gpus}", self.node(a.node))
+                    format!("{rank}: {} {gpus}{asks}", self.node(a.node))
                 } else {
-                    format!("{} {gpus}", self.node(a.node))
+                    format!("{} {gpus}{asks}", self.node(a.node))
                 }
             })
             .collect::<Vec<_>>()
