@@ -424,7 +424,14 @@ mod tests {
                 memory_allocatable_mb: Some(1024),
                 taints: vec![format!("k{i}=v:NoSchedule")],
                 engines: Some([("vllm".to_string(), t.to_string())].into()),
-                weights: Some(vec![t.to_string()]),
+                weights: Some(vec![
+                    crate::inventory::Weight::named(*t),
+                    crate::inventory::Weight {
+                        source: format!("o/{t}"),
+                        // A path holds no control character (an engine is given it).
+                        path: Some(format!("/m/{}", t.replace(char::is_control, "?"))),
+                    },
+                ]),
                 disk: None,
                 gpus: vec![Gpu {
                     index: 0,

@@ -139,16 +139,22 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
     let (weights, disk) = if cfg.model_dirs.is_empty() {
         (Some(Vec::new()), None)
     } else {
-        let mut w = Vec::new();
-        for d in &cfg.model_dirs {
-            w.extend(weights::find(&resolve(&m.root, d)));
-        }
-        w.sort();
-        w.dedup();
         let disk = cfg.model_dirs.iter().find_map(|d| {
             let (free, total) = (m.statvfs)(&resolve(&m.root, d))?;
             Some(Disk { path: d.to_string_lossy().into_owned(), free_bytes: free, total_bytes: total })
         });
+        let mut w: Vec<crate::inventory::Weight> = Vec::new();
+        for d in &cfg.model_dirs {
+            // Render finds weights under `disk.path` by their name; those
+            // of any other model dir say where they are.
+            let elsewhere = disk.as_ref().is_none_or(|k| Path::new(&k.path) != d.as_path());
+            for found in weights::find(&resolve(&m.root, d), d, elsewhere) {
+                if !w.iter().any(|x| x.source == found.source) {
+                    w.push(found);
+                }
+            }
+        }
+        w.sort_by(|a, b| a.source.cmp(&b.source));
         (Some(w), disk)
     };
 

@@ -3,7 +3,7 @@
 
 use super::check::{AllocPart, GpuPart, U32, check_allocations, check_gpus};
 use super::fields::{self, RawAlloc, RawDisk, RawFabric, RawGpu, RawInventory, RawMig, RawNode};
-use super::{Allocation, Disk, Fabric, Gpu, MigDevice, Node, State, duplicate_node, normalize_class};
+use super::{Allocation, Disk, Fabric, Gpu, MigDevice, Node, State, Weight, duplicate_node, normalize_class};
 use crate::decode::Decoder;
 use crate::diag::{Code, Diag, Source};
 use crate::doc::{self, Span};
@@ -82,7 +82,7 @@ fn node(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Node> {
     let cpus =
         t.optional(dec, "cpus", |dec, n| cpu_count(dec, n, "cpus", "the CPUs workloads may use, e.g. 96 or 95.5"));
     let engines = t.optional(dec, "engines", |dec, n| dec.string_map(n, "engines"));
-    let weights = t.optional(dec, "weights", |dec, n| dec.string_list(n, "weights"));
+    let weights = t.optional(dec, "weights", weight_list);
     let disk = t.optional(dec, "disk", disk);
     let gpus = t.list(dec, "gpu", gpu);
     let fabrics = t.list(dec, "fabric", fabric);
@@ -206,6 +206,45 @@ fn allocation(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<AllocPart> {
         gpus: gpus.ok()?.unwrap_or_default(),
         migs: migs.ok()?.unwrap_or_default(),
     })
+}
+
+/// `weights = ["ORG/NAME", { source = "ORG/NAME", path = "/abs/path" }]`.
+fn weight_list(dec: &mut Decoder, n: &doc::Node<'_>) -> Option<Vec<Weight>> {
+    let items = dec.array(n, "weights")?;
+    let mut out = Vec::with_capacity(items.len());
+    let mut ok = true;
+    for item in items {
+        let w = match &item.value {
+            doc::Value::Table(_) => weight_table(dec, item),
+            _ => dec.string(item, "weights").map(Weight::named),
+        };
+        match w {
+            Some(w) => out.push(w),
+            None => ok = false,
+        }
+    }
+    ok.then_some(out)
+}
+
+fn weight_table(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Weight> {
+    let mut t = dec.table(item, "weights entry")?;
+    let source = t.required(dec, "source", |dec, n| dec.string(n, "source"));
+    let path_node = t.require(dec, "path");
+    let path = path_node.and_then(|n| dec.string(n, "path"));
+    t.finish(dec, fields::names::<fields::RawWeightAt>());
+    let (source, path) = (source?, path?);
+    if !weight_path_ok(&path) {
+        let at = path_node.map_or(item.span, |n| n.span);
+        let help = "the path an engine is given on the node: absolute, as discover writes it";
+        dec.error(Code::WrongType, at, format!("`{path}` is not an absolute path"), "not absolute", Some(help.into()));
+        return None;
+    }
+    Some(Weight { source, path: Some(path) })
+}
+
+/// A weights path: absolute, without control characters.
+pub fn weight_path_ok(p: &str) -> bool {
+    p.starts_with('/') && !p.chars().any(char::is_control)
 }
 
 /// The most CPUs a node or an allocation may say it has.

@@ -10,8 +10,8 @@
 //! accepts.
 
 use super::check::{AllocPart, GpuPart, check_allocations, check_gpus};
-use super::fields::{RawInventory, RawNode};
-use super::{Allocation, Disk, Fabric, Gpu, MigDevice, Node, State, normalize_class};
+use super::fields::{RawInventory, RawNode, RawWeight};
+use super::{Allocation, Disk, Fabric, Gpu, MigDevice, Node, State, Weight, normalize_class};
 use crate::decode::Decoder;
 use crate::diag::Source;
 use crate::doc::{Format, Span};
@@ -148,9 +148,40 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
         }
         gpus.push(GpuPart { gpu, index_span: Span::default(), peers, migs });
     }
-    let allocations = n
-        .allocation
-        .into_iter()
+    let allocations = allocations(n.allocation)?;
+    let mut node = Node {
+        id: n.id,
+        discovered_by: n.discovered_by,
+        state,
+        labels: n.labels.0,
+        taints: n.taints,
+        memory_total_mb: n.memory_total_mb,
+        memory_allocatable_mb: n.memory_allocatable_mb,
+        cpus: n.cpus,
+        engines: n.engines.map(|e| e.0),
+        weights: match n.weights {
+            None => None,
+            Some(list) => Some(weights(list)?),
+        },
+        disk: n.disk.map(|d| Disk { path: d.path, free_bytes: d.free_bytes, total_bytes: d.total_bytes }),
+        gpus: Vec::new(),
+        fabrics: n.fabric.into_iter().map(|f| Fabric { name: f.name, hcas: f.hcas }).collect(),
+        allocations: Vec::new(),
+        // No spans on this path; a message that needs one reloads the file
+        // on the spanned path first.
+        origin: Some((src.clone(), Span::default())),
+    };
+    // The same checks as the spanned path; any finding means "not sure".
+    let mut dec = Decoder::new(src.clone());
+    check_gpus(&mut dec, &mut node, gpus);
+    check_allocations(&mut dec, &mut node, allocations);
+    dec.diags.is_empty().then_some(node)
+}
+
+/// Allocations; a count that is not one sends the file to the spanned path.
+fn allocations(list: Vec<super::fields::RawAlloc>) -> Option<Vec<AllocPart>> {
+    let in_range = |v: u64| v <= MAX;
+    list.into_iter()
         .map(|a| {
             // A count that is not one sends the file to the spanned path.
             let cpus_ok = a.cpus.is_none_or(|c| c.is_finite() && (0.0..=super::MAX_CPUS).contains(&c));
@@ -168,31 +199,19 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
                 migs: a.mig_devices.into_iter().map(|m| (u64::from(m), Span::default())).collect(),
             })
         })
-        .collect::<Option<Vec<_>>>()?;
-    let mut node = Node {
-        id: n.id,
-        discovered_by: n.discovered_by,
-        state,
-        labels: n.labels.0,
-        taints: n.taints,
-        memory_total_mb: n.memory_total_mb,
-        memory_allocatable_mb: n.memory_allocatable_mb,
-        cpus: n.cpus,
-        engines: n.engines.map(|e| e.0),
-        weights: n.weights,
-        disk: n.disk.map(|d| Disk { path: d.path, free_bytes: d.free_bytes, total_bytes: d.total_bytes }),
-        gpus: Vec::new(),
-        fabrics: n.fabric.into_iter().map(|f| Fabric { name: f.name, hcas: f.hcas }).collect(),
-        allocations: Vec::new(),
-        // No spans on this path; a message that needs one reloads the file
-        // on the spanned path first.
-        origin: Some((src.clone(), Span::default())),
-    };
-    // The same checks as the spanned path; any finding means "not sure".
-    let mut dec = Decoder::new(src.clone());
-    check_gpus(&mut dec, &mut node, gpus);
-    check_allocations(&mut dec, &mut node, allocations);
-    dec.diags.is_empty().then_some(node)
+        .collect()
+}
+
+/// Weights entries; a path the spanned path would refuse sends it there.
+fn weights(list: Vec<RawWeight>) -> Option<Vec<Weight>> {
+    list.into_iter()
+        .map(|w| match w {
+            RawWeight::Source(s) => Some(Weight::named(s)),
+            RawWeight::At(a) => {
+                super::decode::weight_path_ok(&a.path).then_some(Weight { source: a.source, path: Some(a.path) })
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ pub struct RawNode {
     #[serde(default, deserialize_with = "some")]
     pub engines: Option<UniqueMap>,
     #[serde(default, deserialize_with = "some")]
-    pub weights: Option<Vec<String>>,
+    pub weights: Option<Vec<RawWeight>>,
     #[serde(default, deserialize_with = "some")]
     pub disk: Option<RawDisk>,
     #[serde(default)]
@@ -46,6 +46,21 @@ pub struct RawNode {
     pub fabric: Vec<RawFabric>,
     #[serde(default)]
     pub allocation: Vec<RawAlloc>,
+}
+
+/// A weights entry: a source, or `{ source, path }`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum RawWeight {
+    Source(String),
+    At(RawWeightAt),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWeightAt {
+    pub source: String,
+    pub path: String,
 }
 
 #[derive(Deserialize)]

@@ -96,7 +96,7 @@ pub struct Node {
     pub engines: Option<BTreeMap<String, String>>,
     /// `None`: the node never looked for weights; `Some([])`: it looked.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub weights: Option<Vec<String>>,
+    pub weights: Option<Vec<Weight>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disk: Option<Disk>,
     #[serde(rename = "gpu", skip_serializing_if = "Vec::is_empty")]
@@ -116,6 +116,38 @@ fn is_zero(v: &u64) -> bool {
 
 fn is_true(v: &bool) -> bool {
     *v
+}
+
+/// Weights a node holds: a source (`ORG/NAME`, as the catalog names it)
+/// and, where it is not `disk.path/SOURCE`, where it really is (a Hugging
+/// Face cache keeps a model under `models--ORG--NAME/snapshots/<rev>`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Weight {
+    pub source: String,
+    pub path: Option<String>,
+}
+
+impl Weight {
+    pub fn named(source: impl Into<String>) -> Weight {
+        Weight { source: source.into(), path: None }
+    }
+}
+
+/// A plain string when there is no path (the form every inventory before
+/// used), else `{ source, path }`.
+impl Serialize for Weight {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        match &self.path {
+            None => s.serialize_str(&self.source),
+            Some(p) => {
+                let mut t = s.serialize_struct("Weight", 2)?;
+                t.serialize_field("source", &self.source)?;
+                t.serialize_field("path", p)?;
+                t.end()
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -275,7 +307,18 @@ impl Node {
     }
     /// Whether the node is known to hold these weights.
     pub fn holds(&self, source: &str) -> bool {
-        self.weights.as_ref().is_some_and(|w| w.iter().any(|s| s == source))
+        self.weights.as_ref().is_some_and(|w| w.iter().any(|s| s.source == source))
+    }
+    /// Where the node keeps these weights: the path it reports for them,
+    /// else `disk.path/SOURCE`; `None` when it does not hold them, or holds
+    /// them without saying where.
+    pub fn local_copy(&self, source: &str) -> Option<String> {
+        let w = self.weights.as_ref()?.iter().find(|w| w.source == source)?;
+        if let Some(p) = &w.path {
+            return Some(p.clone());
+        }
+        let dir = self.disk.as_ref().map(|d| d.path.trim_end_matches('/')).filter(|d| !d.is_empty())?;
+        Some(format!("{dir}/{}", source.trim_start_matches('/')))
     }
     /// The memory workloads may request, MiB (0: not reported).
     pub fn memory_schedulable_mb(&self) -> u64 {

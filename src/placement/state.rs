@@ -163,7 +163,7 @@ impl<'i> Fleet<'i> {
             f.attach.push(attach);
             if let Some(w) = &node.weights {
                 for s in w {
-                    let list = holders.entry(s.as_str()).or_default();
+                    let list = holders.entry(s.source.as_str()).or_default();
                     if list.last() != Some(&(ni as u32)) {
                         list.push(ni as u32);
                     }

@@ -245,13 +245,7 @@ fn weights(e: &Entry, model: &Model, p: &Profile, nodes: &[&Node]) -> Weights {
     if p.engine.name == "ollama" {
         return Weights::Hub(source);
     }
-    let paths: Vec<Option<String>> = nodes
-        .iter()
-        .map(|n| {
-            let dir = n.disk.as_ref().map(|d| d.path.trim_end_matches('/')).filter(|d| !d.is_empty())?;
-            n.holds(&source).then(|| format!("{dir}/{}", source.trim_start_matches('/')))
-        })
-        .collect();
+    let paths: Vec<Option<String>> = nodes.iter().map(|n| n.local_copy(&source)).collect();
     match paths.first() {
         Some(Some(first)) if paths.iter().all(|p| p.as_ref() == Some(first)) && e.nodes.len() == nodes.len() => {
             Weights::Local(first.clone())

@@ -311,6 +311,7 @@ fn discover_cli_on_a_described_machine() {
         );
     }
     write(&root, "models/hub/models--Qwen--Qwen2.5-72B-Instruct/refs/main", "abc");
+    write(&root, "models/hub/models--Qwen--Qwen2.5-72B-Instruct/snapshots/abc/config.json", "{}");
     let facts: Vec<String> = (0..4)
         .map(|i| {
             format!(
@@ -339,7 +340,12 @@ fn discover_cli_on_a_described_machine() {
     assert_eq!(node["id"], "a100-07");
     assert_eq!(node["labels"]["zone"], "c");
     assert_eq!(node["memory_total_mb"], 1032192);
-    assert_eq!(node["weights"], serde_json::json!(["Qwen/Qwen2.5-72B-Instruct"]));
+    // A Hugging Face cache entry says where its files are: the snapshot
+    // refs/main names, on the node (not in the tree discover read).
+    assert_eq!(
+        node["weights"],
+        serde_json::json!([{"source": "Qwen/Qwen2.5-72B-Instruct", "path": "/models/hub/models--Qwen--Qwen2.5-72B-Instruct/snapshots/abc"}])
+    );
     assert_eq!(node["gpu"][2]["nvlink_peers"], serde_json::json!([0, 1, 3]));
     assert_eq!(
         node["fabric"][0],

@@ -24,6 +24,7 @@ mod render_loop;
 mod render_turns;
 mod scenarios;
 mod serve;
+mod serving_two;
 mod slurm;
 mod slurm_jobs;
 mod slurm_loop;
