@@ -16,8 +16,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use common::measure::measure;
 
 /// Models added that no node can hold, for the unplaced-replicas run.
 const UNPLACEABLE: usize = 70;
@@ -95,68 +94,4 @@ fn whole_nodes(nodes: u32, dir: &std::path::Path, cat: &std::path::Path) {
     let (nodes_wall, _) = measure(&["nodes", "--inventory", inv, "--format", "json"], "nodes --format json");
     let (place_wall, _) = measure(&["place", cat, "--inventory", inv, "--format", "json"], "place --format json");
     println!("place (grouped) takes {:.2}x the time of nodes", place_wall / nodes_wall);
-}
-
-/// Runs the release binary three times with phase timings on, and prints
-/// the best wall time, with that run's timings, peak RSS and output size;
-/// returns the wall time in seconds and the exit code.
-fn measure(args: &[&str], what: &str) -> (f64, i32) {
-    let runs: Vec<Run> = (0..3).map(|_| run(args)).collect();
-    let best = runs.into_iter().min_by(|a, b| a.wall.total_cmp(&b.wall)).expect("three runs");
-    // The phase timings; not the warnings (the catalog's B200 model is
-    // one no node has, on purpose).
-    for line in best.stderr.lines().filter(|l| l.starts_with("timings") || l.starts_with("capacity:")) {
-        println!("  {what}: {line}");
-    }
-    println!(
-        "  {what}: wall {:.3} s (best of 3), exit {}, peak RSS {:.0} MB, {:.1} MB written",
-        best.wall, best.code, best.rss_mb, best.written_mb
-    );
-    (best.wall, best.code)
-}
-
-struct Run {
-    wall: f64,
-    code: i32,
-    rss_mb: f64,
-    written_mb: f64,
-    stderr: String,
-}
-
-fn run(args: &[&str]) -> Run {
-    let start = Instant::now();
-    // Reaped by wait4 below, which also reports the child's own peak RSS.
-    #[allow(clippy::zombie_processes)]
-    let mut child = Command::new(env!("CARGO_BIN_EXE_llmgw"))
-        .args(args)
-        .env("LLMGW_TIMINGS", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("llmgw runs");
-    let mut stdout = child.stdout.take().unwrap();
-    let counter = std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()).unwrap_or(0));
-    let mut stderr = child.stderr.take().unwrap();
-    let errors = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut text).map(|_| text).unwrap_or_default()
-    });
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: zeroed is a valid rusage (plain integers), and wait4 is given
-    // our own child and valid out-pointers.
-    #[allow(unsafe_code)]
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::wait4(pid, &mut status, 0, &mut usage);
-        usage
-    };
-    let wall = start.elapsed().as_secs_f64();
-    Run {
-        wall,
-        code: libc::WEXITSTATUS(status),
-        rss_mb: usage.ru_maxrss as f64 / 1024.0,
-        written_mb: counter.join().unwrap() as f64 / 1e6,
-        stderr: errors.join().unwrap(),
-    }
 }

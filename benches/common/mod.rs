@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 
 use llmgw::synth::{Group, SHAPES, synthesize};
 
+pub mod measure;
+
 fn shape(name: &str) -> &'static llmgw::synth::Shape {
     SHAPES.iter().find(|s| s.name == name).expect("known shape")
 }
