@@ -11,6 +11,8 @@
 
 mod common;
 
+use std::fmt::Write as _;
+
 use common::measure::measure;
 use llmgw::synth::{Group, SHAPES, synthesize};
 
@@ -28,10 +30,11 @@ fn main() {
     let mut catalog = String::new();
     for m in 0..models {
         let count = replicas / models + u32::from(m < replicas % models);
-        catalog.push_str(&format!(
+        let _ = write!(
+            catalog,
             "[[model]]\nname = \"model-{m:02}\"\nsource = \"org/model-{m:02}\"\nreplicas = {count}\nreplicas_per_node = 8\n\
              [[model.profile]]\nname = \"tp1\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n"
-        ));
+        );
     }
     let cat = dir.path().join("catalog.toml");
     std::fs::write(&cat, catalog).unwrap();
