@@ -86,6 +86,37 @@ pub struct Serving {
     pub memory_span: Span,
     /// /dev/shm on Kubernetes, GiB; `None`: 16.
     pub shm_gb: Option<u64>,
+    /// How long the engine may take to start serving (the startup probe,
+    /// and the wait for the other nodes); `None`: the default for the
+    /// weights' size (docs/serving.md).
+    pub startup_timeout_s: Option<u32>,
+    /// `Some("ray")`: start vLLM across nodes over Ray whatever its version.
+    pub launcher: Option<String>,
+    /// Kubernetes settings for this profile's pods, over the render flags.
+    pub kubernetes: KubernetesKnobs,
+    /// Slurm settings for this profile's jobs, over the render flags.
+    pub slurm: SlurmKnobs,
+}
+
+/// A profile's `kubernetes = { ... }`.
+#[derive(Debug, Default, Clone)]
+pub struct KubernetesKnobs {
+    pub priority_class: Option<String>,
+    pub service_account: Option<String>,
+    pub image_pull_secrets: Vec<String>,
+    /// Extra labels and annotations on the pods, sorted by key.
+    pub labels: Vec<(String, String)>,
+    pub annotations: Vec<(String, String)>,
+}
+
+/// A profile's `slurm = { ... }`.
+#[derive(Debug, Default, Clone)]
+pub struct SlurmKnobs {
+    pub partition: Option<String>,
+    pub account: Option<String>,
+    pub qos: Option<String>,
+    pub time: Option<String>,
+    pub constraint: Option<String>,
 }
 
 impl Profile {
@@ -130,7 +161,18 @@ pub const PROFILE_FIELDS: &[&str] = &[
     "cpus",
     "memory_gb",
     "shm_gb",
+    "startup_timeout_s",
+    "launcher",
+    "kubernetes",
+    "slurm",
 ];
+
+/// The fields of a profile's `kubernetes` and `slurm` tables.
+pub const KUBERNETES_FIELDS: &[&str] =
+    &["priority_class", "service_account", "image_pull_secrets", "labels", "annotations"];
+pub const SLURM_FIELDS: &[&str] = &["partition", "account", "qos", "time", "constraint"];
+/// The launchers a profile may ask for.
+pub const LAUNCHERS: &[&str] = &["ray"];
 
 /// Parses and checks a catalog. The catalog comes back only when no error
 /// was found; the diagnostics (errors and warnings) always do.
@@ -390,6 +432,20 @@ fn serving(dec: &mut Decoder, t: &mut crate::decode::Table<'_, '_>) -> Option<Se
         at_least_one(dec, n, "memory_gb", u64::MAX >> 31)
     });
     let shm_gb = t.optional(dec, "shm_gb", |dec, n| at_least_one(dec, n, "shm_gb", u64::MAX >> 31));
+    let startup = t.optional(dec, "startup_timeout_s", |dec, n| {
+        at_least_one(dec, n, "startup_timeout_s", 7 * 24 * 3600).map(|v| v as u32)
+    });
+    let launcher = t.optional(dec, "launcher", |dec, n| {
+        let l = dec.string(n, "launcher")?;
+        if !LAUNCHERS.contains(&l.as_str()) {
+            let help = suggest(&l, LAUNCHERS.iter().copied(), "the launchers are");
+            dec.error(Code::WrongType, n.span, format!("unknown launcher `{l}`"), "not a launcher", Some(help));
+            return None;
+        }
+        Some(l)
+    });
+    let kubernetes = t.optional(dec, "kubernetes", values::kubernetes_knobs);
+    let slurm = t.optional(dec, "slurm", values::slurm_knobs);
     let env = match env.ok()? {
         None => Vec::new(),
         Some(entries) => {
@@ -411,6 +467,10 @@ fn serving(dec: &mut Decoder, t: &mut crate::decode::Table<'_, '_>) -> Option<Se
         cpus_span,
         memory_span,
         shm_gb: shm_gb.ok()?,
+        startup_timeout_s: startup.ok()?,
+        launcher: launcher.ok()?,
+        kubernetes: kubernetes.ok()?.unwrap_or_default(),
+        slurm: slurm.ok()?.unwrap_or_default(),
     })
 }
 

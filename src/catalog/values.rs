@@ -159,3 +159,43 @@ pub(super) fn engine_spans(dec: &mut Decoder, engine: &engines::Engine, nodes: u
     );
     false
 }
+
+/// `kubernetes = { priority_class, service_account, image_pull_secrets,
+/// labels, annotations }`.
+pub(super) fn kubernetes_knobs(dec: &mut Decoder, n: &doc::Node<'_>) -> Option<super::KubernetesKnobs> {
+    let mut t = dec.table(n, "kubernetes table")?;
+    let priority_class = t.optional(dec, "priority_class", |dec, n| dec.string(n, "priority_class"));
+    let service_account = t.optional(dec, "service_account", |dec, n| dec.string(n, "service_account"));
+    let secrets = t.optional(dec, "image_pull_secrets", |dec, n| dec.string_list(n, "image_pull_secrets"));
+    let labels = t.optional(dec, "labels", |dec, n| dec.string_map(n, "labels"));
+    let annotations = t.optional(dec, "annotations", |dec, n| dec.string_map(n, "annotations"));
+    t.finish(dec, super::KUBERNETES_FIELDS);
+    let pairs = |m: Option<Vec<MapEntry>>| {
+        let mut v: Vec<(String, String)> = m.unwrap_or_default().into_iter().map(|e| (e.key, e.value)).collect();
+        v.sort();
+        v
+    };
+    Some(super::KubernetesKnobs {
+        priority_class: priority_class.ok()?,
+        service_account: service_account.ok()?,
+        image_pull_secrets: secrets.ok()?.unwrap_or_default(),
+        labels: pairs(labels.ok()?),
+        annotations: pairs(annotations.ok()?),
+    })
+}
+
+/// `slurm = { partition, account, qos, time, constraint }`.
+pub(super) fn slurm_knobs(dec: &mut Decoder, n: &doc::Node<'_>) -> Option<super::SlurmKnobs> {
+    let mut t = dec.table(n, "slurm table")?;
+    let mut get = |key: &str| t.optional(dec, key, |dec, n| dec.string(n, key));
+    let (partition, account, qos, time, constraint) =
+        (get("partition"), get("account"), get("qos"), get("time"), get("constraint"));
+    t.finish(dec, super::SLURM_FIELDS);
+    Some(super::SlurmKnobs {
+        partition: partition.ok()?,
+        account: account.ok()?,
+        qos: qos.ok()?,
+        time: time.ok()?,
+        constraint: constraint.ok()?,
+    })
+}
