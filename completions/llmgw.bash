@@ -1360,7 +1360,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__render__subcmd__kubernetes)
-            opts="-i -o -n -h -V --catalog --inventory --output --endpoints --stop --namespace --rdma-resource --color --max-input-bytes --help --version"
+            opts="-i -o -n -h -V --catalog --inventory --output --endpoints --stop --namespace --rdma-resource --priority-class --service-account --image-pull-secret --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1403,6 +1403,18 @@ _llmgw() {
                     return 0
                     ;;
                 --rdma-resource)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --priority-class)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --service-account)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image-pull-secret)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -180,6 +180,9 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subc
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l stop -d 'Print what to stop when plan NEW replaces plan OLD (nothing is run)' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s n -l namespace -d 'The namespace of every object' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l rdma-resource -d 'The RDMA device multi-node pods ask for, as the cluster\'s RDMA device plugin advertises it (e.g. rdma/ib, or rdma/ib=2)' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l priority-class -d 'The PriorityClass of every pod (a profile\'s `kubernetes.priority_class` wins)' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l service-account -d 'The ServiceAccount of every pod (a profile\'s `kubernetes.service_account` wins)' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l image-pull-secret -d 'A Secret every pod pulls its image with; repeat for several (a profile\'s `kubernetes.image_pull_secrets` wins)' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
 never\t''"

@@ -356,6 +356,16 @@ pub struct RenderKubernetesArgs {
     /// device plugin advertises it (e.g. rdma/ib, or rdma/ib=2)
     #[arg(long, value_name = "NAME[=COUNT]")]
     pub rdma_resource: Option<String>,
+    /// The PriorityClass of every pod (a profile's `kubernetes.priority_class` wins)
+    #[arg(long, value_name = "NAME")]
+    pub priority_class: Option<String>,
+    /// The ServiceAccount of every pod (a profile's `kubernetes.service_account` wins)
+    #[arg(long, value_name = "NAME")]
+    pub service_account: Option<String>,
+    /// A Secret every pod pulls its image with; repeat for several (a
+    /// profile's `kubernetes.image_pull_secrets` wins)
+    #[arg(long, value_name = "NAME")]
+    pub image_pull_secret: Vec<String>,
 }
 
 #[derive(Args, Debug)]

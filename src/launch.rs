@@ -111,6 +111,13 @@ pub struct Spec<'a> {
 /// unless the environment says otherwise.
 pub const START_TIMEOUT_S: u32 = 900;
 
+/// How long a replica may take to start serving: the profile's
+/// `startup_timeout_s`, else 30 minutes, or an hour for weights over
+/// 200 GB (a cold download of a 405B model overruns half an hour).
+pub fn startup_timeout_s(p: &Profile, weight_bytes: Option<f64>) -> u32 {
+    p.serving.startup_timeout_s.unwrap_or(if weight_bytes.is_some_and(|w| w > 200e9) { 3600 } else { 1800 })
+}
+
 /// The HTTP path a server answers when it can take requests. Ollama has
 /// no /health: its root answers once the server is up.
 pub fn health_path(engine: &Engine) -> &'static str {
@@ -271,15 +278,30 @@ impl Spec<'_> {
         )
     }
 
-    /// Ollama: the server on all interfaces, then the model pulled into it;
-    /// the script lives as long as the server.
+    /// Ollama: the server on all interfaces, then the model pulled into it
+    /// and copied to the catalog's name (every other engine answers under
+    /// it, and a gateway asks for it). The shell stays to wait for the
+    /// server and hands it the signal that stops the container.
     fn ollama(&self) -> String {
         let mut serve = vec!["ollama".to_string(), "serve".to_string()];
         serve.extend(self.profile.serving.args.iter().cloned());
+        let source = self.weights.as_str();
+        let copy = if source == self.served_name {
+            String::new()
+        } else {
+            format!(
+                "ollama cp {src} {name} || {{ echo \"llmgw: ollama could not name {src_text} {name_text}\" >&2; kill \"$server\"; exit 1; }}\n",
+                src = quote(source),
+                name = quote(self.served_name),
+                src_text = shell_text(source),
+                name_text = shell_text(self.served_name),
+            )
+        };
         format!(
             "export OLLAMA_HOST=0.0.0.0:{port}\n\
              {serve} &\n\
              server=$!\n\
+             trap 'kill -TERM \"$server\" 2>/dev/null' TERM INT\n\
              {deadline}\
              until ollama list >/dev/null 2>&1; do\n\
              \x20 kill -0 \"$server\" 2>/dev/null || exit 1\n\
@@ -287,14 +309,28 @@ impl Spec<'_> {
              \x20 sleep 1\n\
              done\n\
              ollama pull {model} || {{ echo \"llmgw: ollama could not pull {model_text}\" >&2; kill \"$server\"; exit 1; }}\n\
-             wait \"$server\"",
+             {copy}\
+             {wait}",
             port = self.ports.http,
             serve = words(&serve),
             deadline = Self::deadline(),
-            model = quote(self.weights.as_str()),
-            model_text = self.weights.as_str().replace(['"', '$', '`', '\\'], "?"),
+            model = quote(source),
+            model_text = shell_text(source),
+            wait = WAIT_SERVER,
         )
     }
+}
+
+/// Waits for `$server`: a signal the trap forwards interrupts the wait,
+/// so wait again until the server has finished, and exit as it did.
+const WAIT_SERVER: &str = "wait \"$server\"\n\
+     code=$?\n\
+     while kill -0 \"$server\" 2>/dev/null; do wait \"$server\"; code=$?; done\n\
+     exit \"$code\"";
+
+/// Text inside a double-quoted message: nothing the shell would expand.
+fn shell_text(s: &str) -> String {
+    s.replace(['"', '$', '`', '\\'], "?")
 }
 
 /// A word for the shell: as it is when it holds nothing the shell would

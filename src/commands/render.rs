@@ -43,8 +43,13 @@ fn stop_plans(stop: &[std::path::PathBuf]) -> Result<(Plan, Plan), crate::Failur
 /// `render kubernetes`: one YAML stream, or one file per object under `-o DIR`.
 pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
     use crate::kubernetes::render as k8s;
-    let settings =
-        k8s::Settings { namespace: a.namespace.clone(), rdma: a.rdma_resource.as_deref().map(rdma).transpose()? };
+    let settings = k8s::Settings {
+        namespace: a.namespace.clone(),
+        rdma: a.rdma_resource.as_deref().map(rdma).transpose()?,
+        priority_class: a.priority_class.clone(),
+        service_account: a.service_account.clone(),
+        image_pull_secrets: a.image_pull_secret.clone(),
+    };
     if let Some(stop) = &a.common.stop {
         let (old, new) = stop_plans(stop)?;
         let lines = k8s::stop_lines(&old, &crate::plan::stopped(&old, &new), settings.namespace.as_deref());

@@ -8,9 +8,9 @@ use std::fmt::Write as _;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
-    Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource, HTTPGetAction,
-    HostPathVolumeSource, ObjectFieldSelector, PodSpec, PodTemplateSpec, Probe, SecretKeySelector, SecurityContext,
-    Service, ServicePort, ServiceSpec, Volume, VolumeMount,
+    Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource, ExecAction, HTTPGetAction,
+    HostPathVolumeSource, LocalObjectReference, ObjectFieldSelector, PodSpec, PodTemplateSpec, Probe,
+    SecretKeySelector, SecurityContext, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -31,6 +31,11 @@ pub struct Settings {
     /// `--rdma-resource NAME[=COUNT]`: the RDMA device a multi-node pod
     /// asks for, so NCCL can use InfiniBand.
     pub rdma: Option<(String, u32)>,
+    /// `--priority-class`, `--service-account`, `--image-pull-secret`: for
+    /// every pod, unless its profile's `kubernetes` table says otherwise.
+    pub priority_class: Option<String>,
+    pub service_account: Option<String>,
+    pub image_pull_secrets: Vec<String>,
 }
 
 /// A rendered object, in plan order.
@@ -110,6 +115,9 @@ const LWS: Platform = Platform { leader: "LWS_LEADER_ADDRESS", rank: "LLMGW_NODE
 
 /// Where weights fetched from the hub are kept on the node, across restarts.
 const HF_CACHE: &str = "/var/cache/llmgw/huggingface";
+
+/// Seconds a deleted pod's engine has to finish the requests in flight.
+const GRACE_S: i64 = 120;
 
 /// The workload names of a plan's replicas (Deployments up to 63
 /// characters, LeaderWorkerSets up to 45: their StatefulSets' pod names
@@ -285,16 +293,26 @@ impl Ctx<'_, '_> {
         a
     }
 
+    /// An object's metadata (`name`), or a pod template's (no name): the
+    /// templates also carry the profile's own labels and annotations,
+    /// under llmgw's, which win where a key is both.
     fn meta(&self, name: Option<String>, extra: &[(&str, &str)]) -> ObjectMeta {
-        let mut labels = self.labels();
+        let knobs = &self.job.profile.serving.kubernetes;
+        let template = name.is_none();
+        let mut labels: BTreeMap<String, String> =
+            if template { knobs.labels.iter().cloned().collect() } else { BTreeMap::new() };
+        labels.extend(self.labels());
         for (k, v) in extra {
             labels.insert((*k).to_string(), (*v).to_string());
         }
+        let mut annotations: BTreeMap<String, String> =
+            if template { knobs.annotations.iter().cloned().collect() } else { BTreeMap::new() };
+        annotations.extend(self.annotations());
         ObjectMeta {
             name,
             namespace: self.settings.namespace.clone(),
             labels: Some(labels),
-            annotations: Some(self.annotations()),
+            annotations: Some(annotations),
             ..ObjectMeta::default()
         }
     }
@@ -374,15 +392,27 @@ impl Ctx<'_, '_> {
         mounts.push(VolumeMount {
             name: "weights".into(),
             mount_path: path,
-            read_only: Some(read_only),
+            // No default spelled out: `readOnly: false` is what a mount is.
+            read_only: read_only.then_some(true),
             ..Default::default()
         });
         let tolerations = self.tolerations();
+        let knobs = &j.profile.serving.kubernetes;
+        let settings = self.settings;
+        let secrets =
+            if knobs.image_pull_secrets.is_empty() { &settings.image_pull_secrets } else { &knobs.image_pull_secrets };
         PodSpec {
             affinity: Some(self.affinity(nodes)),
             containers: vec![self.container(role, mounts, nodes)],
             tolerations: (!tolerations.is_empty()).then_some(tolerations),
             volumes: Some(volumes),
+            priority_class_name: knobs.priority_class.clone().or_else(|| settings.priority_class.clone()),
+            service_account_name: knobs.service_account.clone().or_else(|| settings.service_account.clone()),
+            image_pull_secrets: (!secrets.is_empty())
+                .then(|| secrets.iter().map(|s| LocalObjectReference { name: s.clone() }).collect()),
+            // Time for requests in flight to finish once the engine is told
+            // to stop (it is the container's main process, so it is told).
+            termination_grace_period_seconds: Some(GRACE_S),
             ..PodSpec::default()
         }
     }
@@ -401,16 +431,32 @@ impl Ctx<'_, '_> {
             _ => (Some(vec!["/bin/sh".into(), "-c".into(), spec.script(role, &LWS)]), None),
         };
         let serves = role != Role::Worker;
-        let probe = |failures: i32| Probe {
+        let probe = |period: i32, failures: i32| Probe {
             http_get: Some(HTTPGetAction {
                 path: Some(launch::health_path(p.engine).into()),
                 port: IntOrString::String("http".into()),
                 ..HTTPGetAction::default()
             }),
-            period_seconds: Some(10),
+            period_seconds: Some(period),
             failure_threshold: Some(failures),
             ..Probe::default()
         };
+        // Ollama's server answers before its model is pulled: ready only
+        // once the model is there under the catalog's name.
+        let ready = if p.engine.name == "ollama" {
+            Probe {
+                exec: Some(ExecAction { command: Some(vec!["ollama".into(), "show".into(), j.entry.model.clone()]) }),
+                period_seconds: Some(10),
+                failure_threshold: Some(3),
+                ..Probe::default()
+            }
+        } else {
+            probe(10, 3)
+        };
+        // Loading weights (and waiting for the other nodes) takes long: the
+        // profile's start-up time before the server must answer.
+        let startup = launch::startup_timeout_s(p, j.model.weight_bytes);
+        let startup_failures = i32::try_from(startup.div_ceil(10)).unwrap_or(i32::MAX);
         let rdma = self.settings.rdma.as_ref().filter(|_| j.nodes.len() > 1 && !j.hcas.is_empty());
         Container {
             name: names::dns(p.engine.name),
@@ -428,10 +474,10 @@ impl Ctx<'_, '_> {
                 }]
             }),
             resources: Some(self.resources(rdma, nodes)),
-            // Loading weights takes long: up to 30 minutes before the
-            // server must answer.
-            startup_probe: serves.then(|| probe(180)),
-            readiness_probe: serves.then(|| probe(3)),
+            startup_probe: serves.then(|| probe(10, startup_failures)),
+            readiness_probe: serves.then_some(ready),
+            // Once started, a server that stops answering is restarted.
+            liveness_probe: serves.then(|| probe(30, 3)),
             security_context: rdma.map(|_| SecurityContext {
                 capabilities: Some(Capabilities { add: Some(vec!["IPC_LOCK".into()]), ..Default::default() }),
                 ..SecurityContext::default()

@@ -10,7 +10,16 @@ envconfig/config.go Host/ConnectableHost, server/routes.go, cmd/):
   - `ollama pull NAME` / `ollama run NAME [PROMPT]` / `ollama list` are
     clients of OLLAMA_HOST (0.0.0.0 and :: mean the loopback), failing with
     "could not connect to ollama server" when none answers; `run` pulls
-    first, as ollama does.
+    first, as ollama does;
+  - a model is listed only once its pull has ended (STANDIN_PULL_SECONDS,
+    default 1: a real pull downloads gigabytes), so /api/tags and
+    `ollama show` say nothing of it before;
+  - `ollama cp SRC DST` (POST /api/copy {source, destination}) names a
+    pulled model again, 404 "model 'SRC' not found" otherwise; `ollama
+    show NAME` (POST /api/show {model}) exits 1 with "Error: model 'NAME'
+    not found" until NAME is there (server/routes.go CopyHandler,
+    ShowHandler; cmd/cmd.go CopyHandler, ShowHandler). Names without a tag
+    are `NAME:latest`, in the OpenAI-compatible routes too.
 """
 
 import json
@@ -69,6 +78,10 @@ def main(argv):
         return client_run(rest)
     if cmd in ("list", "ls"):
         return client_list(rest)
+    if cmd in ("cp", "copy"):
+        return client_copy(rest)
+    if cmd == "show":
+        return client_show(rest)
     sys.stderr.write(f'Error: unknown command "{cmd}" for "ollama"\nRun \'ollama --help\' for usage.\n')
     return 1
 
@@ -96,9 +109,26 @@ def serve(argv):
         name = tagged((body or {}).get("model") or (body or {}).get("name") or "")
         if not name or name == ":latest":
             return 400, {"error": "model is required"}
+        # The download takes time; the model is there once it ends.
+        core.time.sleep(float(core.os.environ.get("STANDIN_PULL_SECONDS", "1")))
         if name not in pulled:
             pulled.append(name)
         return 200, {"status": "success"}
+
+    def copy(body):
+        src = tagged((body or {}).get("source") or "")
+        dst = tagged((body or {}).get("destination") or "")
+        if src not in pulled:
+            return 404, {"error": f"model '{src}' not found"}
+        if dst not in pulled:
+            pulled.append(dst)
+        return 200, {}
+
+    def show(body):
+        name = tagged((body or {}).get("model") or (body or {}).get("name") or "")
+        if name not in pulled:
+            return 404, {"error": f"model '{name}' not found"}
+        return 200, {"modelfile": f"FROM {name}", "details": {"format": "gguf"}}
 
     def tags(_):
         return 200, {"models": [{"name": m, "model": m, "size": 1, "digest": "standin"} for m in pulled]}
@@ -120,6 +150,8 @@ def serve(argv):
         ("GET", "/api/tags"): tags,
         ("GET", "/api/ps"): tags,
         ("POST", "/api/pull"): pull,
+        ("POST", "/api/copy"): copy,
+        ("POST", "/api/show"): show,
         ("POST", "/api/generate"): generate,
         ("POST", "/api/chat"): generate,
         ("POST", "/v1/chat/completions"): chat,
@@ -192,4 +224,28 @@ def client_list(argv):
     print("NAME\tID\tSIZE\tMODIFIED")
     for m in json.loads(text).get("models", []):
         print(f"{m['name']}\tstandin\t1 B\tnow")
+    return 0
+
+
+def client_copy(argv):
+    if len(argv) != 2:
+        sys.stderr.write("Error: accepts 2 arg(s), received %d\n" % len(argv))
+        return 1
+    code, text = _call("POST", "/api/copy", {"source": argv[0], "destination": argv[1]})
+    if code != 200:
+        sys.stderr.write(f"Error: {json.loads(text).get('error', text)}\n")
+        return 1
+    print(f"copied '{argv[0]}' to '{argv[1]}'")
+    return 0
+
+
+def client_show(argv):
+    if len(argv) != 1:
+        sys.stderr.write("Error: accepts 1 arg(s), received %d\n" % len(argv))
+        return 1
+    code, text = _call("POST", "/api/show", {"model": argv[0]})
+    if code != 200:
+        sys.stderr.write(f"Error: {json.loads(text).get('error', text)}\n")
+        return 1
+    print(json.loads(text).get("modelfile", ""))
     return 0
