@@ -340,8 +340,9 @@ pub struct RenderArgs {
     /// Also write every replica's URL here, as JSON, for a gateway or load balancer
     #[arg(long, value_name = "FILE")]
     pub endpoints: Option<PathBuf>,
-    /// Print what to stop when plan NEW replaces plan OLD (nothing is run)
-    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with_all = ["plan", "catalog", "inventory", "output", "endpoints"])]
+    /// Print what to stop when plan NEW replaces plan OLD (nothing is run);
+    /// for Slurm, with --inventory, jobs the inventory knows are cancelled by id
+    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with_all = ["plan", "catalog", "output", "endpoints"])]
     pub stop: Option<Vec<PathBuf>>,
 }
 

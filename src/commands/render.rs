@@ -51,6 +51,11 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
         image_pull_secrets: a.image_pull_secret.clone(),
     };
     if let Some(stop) = &a.common.stop {
+        if !a.common.inventory.is_empty() {
+            return Err(Diag::error(Code::BadArgument, "--inventory goes with --stop only for render slurm")
+                .help("Kubernetes objects are deleted by name; the plans alone give the names")
+                .into());
+        }
         let (old, new) = stop_plans(stop)?;
         let lines = k8s::stop_lines(&old, &crate::plan::stopped(&old, &new), settings.namespace.as_deref());
         return print(&lines);
@@ -75,12 +80,28 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
     finish("kubernetes", &target, || r.stream(), || r.files(), &keep, &r.endpoints, a.common.endpoints.as_deref())
 }
 
+/// Who submitted the jobs `scancel --name` is to cancel, as a shell word:
+/// this user, as `$USER` or `$LOGNAME` name them, else the numeric uid
+/// (scancel takes both), else what `id -u` says where the lines run.
+fn submitting_user() -> String {
+    for var in ["USER", "LOGNAME"] {
+        if let Some(u) = std::env::var_os(var).and_then(|v| v.into_string().ok()).filter(|u| !u.is_empty()) {
+            return crate::launch::quote(&u);
+        }
+    }
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map_or_else(|_| "\"$(id -u)\"".to_string(), |m| m.uid().to_string())
+}
+
 /// `render slurm`: the scripts one after another, or one file each under `-o DIR`.
 pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
     use crate::slurm::render as sl;
     if let Some(stop) = &a.common.stop {
         let (old, new) = stop_plans(stop)?;
-        return print(&sl::stop_lines(&old, &crate::plan::stopped(&old, &new)));
+        let inventory =
+            if a.common.inventory.is_empty() { None } else { Some(load::inventories(&a.common.inventory)?) };
+        let by = sl::Cancel { inventory: inventory.as_ref(), user: submitting_user() };
+        return print(&sl::stop_lines(&old, &crate::plan::stopped(&old, &new), &by));
     }
     let settings = sl::Settings {
         log_dir: a.log_dir.clone(),

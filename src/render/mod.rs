@@ -304,11 +304,11 @@ fn resource_warning(jobs: &[Job<'_>]) -> Option<Diag> {
             Diag::warning(
                 Code::NoResources,
                 format!(
-                    "{}: the plan asks for none there (the nodes report no `cpus` / memory, or the plan was made by an older llmgw)",
+                    "{}: the plan asks for none there (the nodes report no `cpus` / memory, none is free there, or the plan was made by an older llmgw)",
                     parts.join("; ")
                 ),
             )
-            .help("import the nodes with their CPUs and memory, then place again: the plan then asks for them"),
+            .help("import the nodes with their CPUs and memory, then place again: the plan then asks for what is free"),
         );
     }
     None

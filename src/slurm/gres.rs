@@ -83,6 +83,8 @@ pub struct NodeGres {
     pub gpus: Vec<Gpu>,
     /// What each Slurm index is, in Slurm's order.
     pub slots: Vec<Slot>,
+    /// The gres type of each Slurm index (empty when untyped).
+    pub types: Vec<String>,
     /// The first whole-GPU type, for `render` to ask for.
     pub first_type: Option<String>,
     /// MIG profile -> the gres type that names it (`nvidia_a100_3g.39gb`).
@@ -104,6 +106,7 @@ pub fn node_gpus(gres: &str) -> Result<NodeGres, String> {
     }
     let mut gpus = Vec::new();
     let mut slots = Vec::new();
+    let types: Vec<String> = list.iter().flat_map(|e| (0..e.count).map(|_| e.ty.to_string())).collect();
     let mut first_type = None;
     let mut mig_types = BTreeMap::new();
     // (slot position, profile, product) of each MIG device, in Slurm's order.
@@ -182,7 +185,7 @@ pub fn node_gpus(gres: &str) -> Result<NodeGres, String> {
             packed.len()
         ));
     }
-    Ok(NodeGres { gpus, slots, first_type, mig_types, mig_note })
+    Ok(NodeGres { gpus, slots, types, first_type, mig_types, mig_note })
 }
 
 /// The Slurm indices one entry's `IDX:0-1,4` names, each below `slots`;

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::records::{number, string, words};
 use super::text;
+use super::tres;
 use crate::diag::{Code, Diag, Source};
 use crate::doc::Span;
 use crate::kubernetes::{File, Step};
@@ -37,10 +38,23 @@ pub struct Share {
     pub node: String,
     pub gres: String,
     pub cpus: Option<f64>,
+    /// MiB.
+    pub memory_mb: Option<u64>,
+}
+
+/// What a pending job asks of each node it wants: GPUs by gres type
+/// (empty: any), CPUs, memory (MiB).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Ask {
+    pub gpus: Vec<(String, u64)>,
+    pub cpus: Option<f64>,
+    pub memory_mb: Option<u64>,
 }
 
 pub struct Job {
     pub id: String,
+    /// The id as a number (`None` for an array task's `123_4`).
+    pub number: Option<u64>,
     pub phase: Phase,
     /// `None`: not llmgw's; `Some(Err)`: an llmgw comment that does not parse.
     pub identity: Option<Result<Identity, String>>,
@@ -48,7 +62,29 @@ pub struct Job {
     pub shares: Vec<Share>,
     /// The nodes a pending job asked for (`--nodelist`).
     pub wanted: Vec<String>,
+    /// What a pending job asks of each of them.
+    pub ask: Ask,
     pub span: Span,
+}
+
+impl Job {
+    fn new(id: String, phase: Phase, identity: Option<Result<Identity, String>>) -> Job {
+        Job {
+            number: id.parse().ok(),
+            id,
+            phase,
+            identity,
+            shares: Vec::new(),
+            wanted: Vec::new(),
+            ask: Ask::default(),
+            span: Span::default(),
+        }
+    }
+}
+
+/// A per-node share of a job-wide count.
+fn each(total: Option<u64>, nodes: usize) -> Option<u64> {
+    total.filter(|_| nodes > 0).map(|t| t / nodes as u64)
 }
 
 const MODEL: &str = "llmgw.io/model=";
@@ -185,10 +221,13 @@ fn json_job(j: &Value) -> Result<Job, String> {
     };
     let phase = phase(&words(j.get("job_state")));
     let identity = identity(&string(j.get("comment")));
-    let mut job = Job { id, phase, identity, shares: Vec::new(), wanted: Vec::new(), span: Span::default() };
+    let mut job = Job::new(id, phase, identity);
     match phase {
         Phase::Done => {}
-        Phase::Pending => job.wanted = nodes_of(&string(j.get("required_nodes")))?,
+        Phase::Pending => {
+            job.wanted = nodes_of(&string(j.get("required_nodes")))?;
+            job.ask = json_ask(j, job.wanted.len())?;
+        }
         Phase::Holding => {
             let nodes = nodes_of(&string(j.get("nodes")))?;
             let gres: Vec<String> = j
@@ -196,11 +235,12 @@ fn json_job(j: &Value) -> Result<Job, String> {
                 .and_then(Value::as_array)
                 .map(|a| a.iter().map(|g| g.as_str().unwrap_or_default().to_string()).collect())
                 .unwrap_or_default();
-            let cpus = json_cpus(j, &nodes)?;
+            let (cpus, memory) = json_cpus(j, &nodes)?;
             for (k, node) in nodes.into_iter().enumerate() {
                 job.shares.push(Share {
                     gres: gres.get(k).cloned().unwrap_or_default(),
                     cpus: cpus.get(k).copied().flatten(),
+                    memory_mb: memory.get(k).copied().flatten(),
                     node,
                 });
             }
@@ -209,17 +249,58 @@ fn json_job(j: &Value) -> Result<Job, String> {
     Ok(job)
 }
 
-/// Each node's CPUs: `job_resources.nodes.allocation[].cpus.count` (data_parser),
-/// `job_resources.allocated_nodes` (v0.0.37 map / v0.0.38 list), else the
-/// job's CPUs spread evenly.
-fn json_cpus(j: &Value, nodes: &[String]) -> Result<Vec<Option<f64>>, String> {
-    let mut out = vec![None; nodes.len()];
+/// What a pending job of `squeue --json` asks of each node: GPUs from
+/// `tres_per_node` (else its requested TRES over its nodes), CPUs from
+/// `cpus_per_task` (render starts one task a node), memory from
+/// `memory_per_node`, else `memory_per_cpu` times those CPUs, else the
+/// requested TRES over its nodes.
+fn json_ask(j: &Value, wanted: usize) -> Result<Ask, String> {
+    let req = tres::parse(&string(j.get("tres_req_str")));
+    let nodes =
+        number(j.get("node_count"), u64::from(u32::MAX))?.or(req.nodes).map_or(wanted.max(1), |n| n.max(1) as usize);
+    let per_task = number(j.get("cpus_per_task"), u64::from(u32::MAX))?;
+    let cpus = per_task.or_else(|| each(req.cpus, nodes));
+    let memory = match number(j.get("memory_per_node"), crate::import::MAX_MIB)? {
+        Some(m) => Some(m),
+        None => match (number(j.get("memory_per_cpu"), crate::import::MAX_MIB)?, cpus) {
+            (Some(m), Some(c)) => Some(m.saturating_mul(c)),
+            _ => each(req.memory_mb, nodes),
+        },
+    };
+    Ok(Ask {
+        gpus: gpu_ask(&string(j.get("tres_per_node")), &req, nodes),
+        cpus: cpus.map(|c| c as f64),
+        memory_mb: memory,
+    })
+}
+
+/// GPUs a node: the per-node gres request, else the job's GPUs over its nodes.
+fn gpu_ask(per_node: &str, req: &tres::Tres, nodes: usize) -> Vec<(String, u64)> {
+    let asked = tres::gpus_per_node(per_node);
+    if !asked.is_empty() {
+        return asked;
+    }
+    if !req.typed.is_empty() {
+        return req.typed.iter().filter_map(|(t, n)| each(Some(*n), nodes).map(|n| (t.clone(), n))).collect();
+    }
+    each(req.gpus, nodes).filter(|&n| n > 0).map(|n| vec![(String::new(), n)]).unwrap_or_default()
+}
+
+/// Per node: `job_resources.nodes.allocation[]`'s `cpus.count` and
+/// `memory.allocated` (data_parser), `job_resources.allocated_nodes`'
+/// `cpus` and `memory` (v0.0.37 map / v0.0.38 list), else the job's
+/// allocated TRES (`tres_alloc_str`, else `cpus`) spread evenly.
+fn json_cpus(j: &Value, nodes: &[String]) -> Result<PerNode, String> {
+    let mut cpus = vec![None; nodes.len()];
+    let mut memory = vec![None; nodes.len()];
     let res = j.get("job_resources");
+    let mib = crate::import::MAX_MIB;
     if let Some(alloc) = res.and_then(|r| r.pointer("/nodes/allocation")).and_then(Value::as_array) {
         for a in alloc {
             let name = string(a.get("name"));
             if let Some(k) = nodes.iter().position(|n| *n == name) {
-                out[k] = number(a.pointer("/cpus/count"), u64::from(u32::MAX))?.map(|c| c as f64);
+                cpus[k] = number(a.pointer("/cpus/count"), u64::from(u32::MAX))?.map(|c| c as f64);
+                memory[k] = number(a.pointer("/memory/allocated"), mib)?;
             }
         }
     } else if let Some(alloc) = res.and_then(|r| r.get("allocated_nodes")) {
@@ -232,22 +313,34 @@ fn json_cpus(j: &Value, nodes: &[String]) -> Result<Vec<Option<f64>>, String> {
             let name = string(v.get("nodename"));
             let at = nodes.iter().position(|n| *n == name).or(k.filter(|_| name.is_empty()));
             if let Some(k) = at.filter(|&k| k < nodes.len()) {
-                out[k] = number(v.get("cpus"), u64::from(u32::MAX))?.map(|c| c as f64);
+                cpus[k] = number(v.get("cpus"), u64::from(u32::MAX))?.map(|c| c as f64);
+                memory[k] = number(v.get("memory"), mib)?.filter(|&m| m > 0);
             }
         }
     }
-    if out.iter().all(Option::is_none) && !nodes.is_empty() {
-        let total = match j.get("cpus") {
-            Some(Value::Number(n)) => n.as_u64(),
-            other => number(other, u64::MAX)?,
+    let alloc = tres::parse(&string(j.get("tres_alloc_str")));
+    if cpus.iter().all(Option::is_none) && !nodes.is_empty() {
+        let total = match alloc.cpus {
+            Some(c) => Some(c),
+            None => match j.get("cpus") {
+                Some(Value::Number(n)) => n.as_u64(),
+                other => number(other, u64::MAX)?,
+            },
         };
         if let Some(t) = total {
-            let each = t as f64 / nodes.len() as f64;
-            out.iter_mut().for_each(|c| *c = Some(each));
+            let share = t as f64 / nodes.len() as f64;
+            cpus.iter_mut().for_each(|c| *c = Some(share));
         }
     }
-    Ok(out)
+    if memory.iter().all(Option::is_none) {
+        let share = each(alloc.memory_mb, nodes.len());
+        memory.iter_mut().for_each(|m| *m = share);
+    }
+    Ok((cpus, memory))
 }
+
+/// Each node's CPUs and memory (MiB), in the order of the job's nodes.
+type PerNode = (Vec<Option<f64>>, Vec<Option<u64>>);
 
 /// CPUs in a `CPU_IDs=0-3,8` list, counted without expanding it.
 fn cpu_ids(list: &str) -> Option<f64> {
@@ -272,18 +365,16 @@ fn text_jobs(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
                 .help(HELP)
         };
         let phase = phase(&[r.get(t, "JobState").unwrap_or_default().to_string()]);
-        let mut job = Job {
-            id: r.get(t, "JobId").unwrap_or_default().to_string(),
-            phase,
-            identity: r.get(t, "Comment").and_then(identity),
-            shares: Vec::new(),
-            wanted: Vec::new(),
-            span: r.span,
-        };
+        let mut job =
+            Job::new(r.get(t, "JobId").unwrap_or_default().to_string(), phase, r.get(t, "Comment").and_then(identity));
+        job.span = r.span;
         let result = match phase {
             Phase::Done => Ok(()),
             Phase::Pending => nodes_of(r.get(t, "ReqNodeList").unwrap_or_default())
-                .map(|w| job.wanted = w)
+                .map(|w| {
+                    job.ask = text_ask(t, r, w.len());
+                    job.wanted = w;
+                })
                 .map_err(|w| bad(w, "ReqNodeList")),
             Phase::Holding => text_shares(t, r, &mut job.shares).map_err(|(w, k)| bad(w, k)),
         };
@@ -311,11 +402,20 @@ fn text_shares(t: &str, r: &text::TextRecord, out: &mut Vec<Share>) -> Result<()
             "Nodes" => {
                 let names = nodes_of(v).map_err(|w| (w, "Nodes"))?;
                 current = (out.len()..out.len() + names.len()).collect();
-                out.extend(names.into_iter().map(|node| Share { node, gres: String::new(), cpus: None }));
+                out.extend(names.into_iter().map(|node| Share {
+                    node,
+                    gres: String::new(),
+                    cpus: None,
+                    memory_mb: None,
+                }));
             }
             "CPU_IDs" => {
                 let c = cpu_ids(v);
                 current.iter().for_each(|&k| out[k].cpus = c);
+            }
+            "Mem" => {
+                let m = tres::memory_mb(v);
+                current.iter().for_each(|&k| out[k].memory_mb = m);
             }
             "GRES" | "GRES_IDX" => current.iter().for_each(|&k| out[k].gres = v.to_string()),
             _ => {}
@@ -324,10 +424,34 @@ fn text_shares(t: &str, r: &text::TextRecord, out: &mut Vec<Share>) -> Result<()
     if out.is_empty() {
         let nodes = nodes_of(r.get(t, "NodeList").unwrap_or_default()).map_err(|w| (w, "NodeList"))?;
         let total: Option<f64> = r.get(t, "NumCPUs").and_then(|c| c.parse::<u32>().ok()).map(f64::from);
-        let each = total.filter(|_| !nodes.is_empty()).map(|c| c / nodes.len() as f64);
-        out.extend(nodes.into_iter().map(|node| Share { node, gres: String::new(), cpus: each }));
+        let cpus = total.filter(|_| !nodes.is_empty()).map(|c| c / nodes.len() as f64);
+        let memory = each(tres::parse(r.get(t, "TRES").unwrap_or_default()).memory_mb, nodes.len());
+        out.extend(nodes.into_iter().map(|node| Share { node, gres: String::new(), cpus, memory_mb: memory }));
     }
     Ok(())
+}
+
+/// What a pending job of `scontrol show job` asks of each node:
+/// `TresPerNode` GPUs (else its `TRES` over `NumNodes`), `CPUs/Task` (one
+/// task a node), `MinMemoryNode`, else `MinMemoryCPU` times those CPUs,
+/// else its `TRES` memory over its nodes.
+fn text_ask(t: &str, r: &text::TextRecord, wanted: usize) -> Ask {
+    let get = |k: &str| r.get(t, k).unwrap_or_default();
+    let req = tres::parse(get("TRES"));
+    // `NumNodes=2-2`, `NumNodes=1`: the least it runs on.
+    let nodes = get("NumNodes")
+        .split('-')
+        .next()
+        .and_then(|n| n.parse::<u64>().ok())
+        .or(req.nodes)
+        .map_or(wanted.max(1), |n| n.max(1) as usize);
+    let cpus = get("CPUs/Task").parse::<u64>().ok().or_else(|| each(req.cpus, nodes));
+    let memory = match (tres::memory_mb(get("MinMemoryNode")), tres::memory_mb(get("MinMemoryCPU")), cpus) {
+        (Some(m), _, _) => Some(m),
+        (None, Some(m), Some(c)) => Some(m.saturating_mul(c)),
+        _ => each(req.memory_mb, nodes),
+    };
+    Ask { gpus: gpu_ask(get("TresPerNode"), &req, nodes), cpus: cpus.map(|c| c as f64), memory_mb: memory }
 }
 
 #[cfg(test)]

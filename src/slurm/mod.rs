@@ -13,6 +13,8 @@ mod records;
 pub mod render;
 mod text;
 mod topology;
+mod tres;
+mod usage;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -70,11 +72,23 @@ fn state(r: &Record) -> Result<State, String> {
 struct Built {
     node: Node,
     slots: Vec<Slot>,
+    /// The gres type of each slot (empty when untyped).
+    types: Vec<String>,
     /// Slurm indices in use (`GresUsed`, or foreign jobs' `GRES`).
     busy: BTreeSet<usize>,
-    /// GPUs in use without indices.
-    unnamed: u64,
+    /// GPUs in use without indices, by gres type (empty: any).
+    unnamed: Vec<(String, u64)>,
+    /// Those counts come from `AllocTRES` (no `GresUsed`): they include
+    /// what the jobs read name.
+    unnamed_from_tres: bool,
     alloc_cpus: Option<u64>,
+    /// MiB allocated to jobs.
+    alloc_memory: Option<u64>,
+    /// llmgw's pending jobs that asked for this node.
+    pending: Vec<usage::Pending>,
+    /// Jobs hold CPUs here, but nothing says how many GPUs are in use
+    /// (no `GresUsed`, no `gres/gpu` in `AllocTRES`).
+    gpus_unknown: bool,
     record: usize,
 }
 
@@ -130,9 +144,13 @@ fn node(input: &Input<'_>, i: usize, r: &Record, settings: &Settings, warnings: 
     for (profile, ty) in &g.mig_types {
         labels.insert(format!("slurm/mig-gres-type.{profile}"), ty.clone());
     }
-    let (busy, unnamed) = match &r.gres_used {
-        Some(u) => gres::used(u, g.slots.len()).map_err(|w| gres_err("gres_used", w))?,
-        None => (Vec::new(), 0),
+    let alloc = r.alloc_tres.as_deref().map(tres::parse).unwrap_or_default();
+    let (busy, unnamed, unnamed_from_tres) = match &r.gres_used {
+        Some(u) => {
+            let (busy, n) = gres::used(u, g.slots.len()).map_err(|w| gres_err("gres_used", w))?;
+            (busy, if n > 0 { vec![(String::new(), n)] } else { Vec::new() }, false)
+        }
+        None => (Vec::new(), tres_gpus(&alloc), true),
     };
     let fabrics = settings
         .fabric_feature
@@ -146,8 +164,10 @@ fn node(input: &Input<'_>, i: usize, r: &Record, settings: &Settings, warnings: 
         state: st,
         labels,
         memory_total_mb: r.real_memory,
-        cpus: r.cpus.map(|c| c as f64),
-        memory_allocatable_mb: None,
+        // What jobs may use: CoreSpecCount's cores and MemSpecLimit's
+        // memory are the system's.
+        cpus: r.cpus_effective.or(r.cpus).map(|c| c as f64),
+        memory_allocatable_mb: r.mem_spec.filter(|&m| m > 0).map(|m| r.real_memory.saturating_sub(m)),
         taints: Vec::new(),
         engines: None,
         weights: None,
@@ -157,7 +177,36 @@ fn node(input: &Input<'_>, i: usize, r: &Record, settings: &Settings, warnings: 
         allocations: Vec::new(),
         origin: None,
     };
-    Ok(Built { node, slots: g.slots, busy: busy.into_iter().collect(), unnamed, alloc_cpus: r.alloc_cpus, record: i })
+    let alloc_cpus = r.alloc_cpus.or(alloc.cpus);
+    let gpus_unknown = r.gres_used.is_none()
+        && alloc.gpus.is_none()
+        && alloc.typed.is_empty()
+        && !g.slots.is_empty()
+        && alloc_cpus.is_some_and(|c| c > 0);
+    Ok(Built {
+        node,
+        slots: g.slots,
+        types: g.types,
+        busy: busy.into_iter().collect(),
+        unnamed,
+        unnamed_from_tres,
+        alloc_cpus,
+        alloc_memory: r.alloc_memory.or(alloc.memory_mb),
+        pending: Vec::new(),
+        gpus_unknown,
+        record: i,
+    })
+}
+
+/// GPUs `AllocTRES` says are in use, by type: the typed counts
+/// (`gres/gpu:a100=1`), and what the plain count (`gres/gpu=2`) has beyond them.
+fn tres_gpus(t: &tres::Tres) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = t.typed.iter().filter(|(_, n)| *n > 0).cloned().collect();
+    let typed: u64 = t.typed.iter().map(|(_, n)| n).sum();
+    if let Some(rest) = t.gpus.map(|n| n.saturating_sub(typed)).filter(|&n| n > 0) {
+        out.push((String::new(), rest));
+    }
+    out
 }
 
 /// An inventory from a Slurm node listing, fabrics from a topology file
@@ -204,9 +253,32 @@ pub fn import(
     if let Some(j) = jobs {
         apply_jobs(j, &mut out, &mut held, &mut warnings)?;
     }
+    let unknown: Vec<&str> = out.iter().filter(|b| b.gpus_unknown).map(|b| b.node.id.as_str()).collect();
+    if !unknown.is_empty() {
+        warnings.push(
+            Diag::warning(
+                Code::SlurmGpusUnknown,
+                format!(
+                    "{} node(s) run jobs, but the node list does not say how many of their GPUs are in use (no `GresUsed`, no `gres/gpu` in `AllocTRES`); GPUs no job of --jobs names are taken as free: {}",
+                    unknown.len(),
+                    crate::report::shorten(&unknown, 5)
+                ),
+            )
+            .help("give `scontrol -d show node` (with -d, which prints GresUsed), or `sinfo --json`"),
+        );
+    }
     let mut full = Vec::new();
     for (b, held) in out.iter_mut().zip(&held) {
-        hold_the_rest(&input, &records[b.record], b, held, &mut warnings, &mut full);
+        let assumed = usage::busy(b, held);
+        if assumed > 0 {
+            warnings.push(usage::assumed_warning(&input, &records[b.record], b, assumed));
+        }
+        for p in std::mem::take(&mut b.pending) {
+            usage::pending(b, &p);
+        }
+        if usage::cpus_full(b) {
+            full.push(b.node.id.clone());
+        }
     }
     if !full.is_empty() {
         warnings.push(
@@ -224,45 +296,6 @@ pub fn import(
     let mut nodes: Vec<Node> = out.into_iter().map(|b| b.node).collect();
     nodes.sort_by(|a, b| a.id.cmp(&b.id));
     Ok((Inventory { nodes }, warnings))
-}
-
-/// GPUs in use that no llmgw job holds: `slurm:busy`; then, on a node
-/// whose CPUs are all allocated, every GPU still free: `slurm:cpus-full`.
-fn hold_the_rest(
-    input: &Input<'_>,
-    r: &Record,
-    b: &mut Built,
-    held: &BTreeSet<Slot>,
-    warnings: &mut Vec<Diag>,
-    full: &mut Vec<String>,
-) {
-    let mut busy: Vec<Slot> = b.busy.iter().map(|&i| b.slots[i]).filter(|s| !held.contains(s)).collect();
-    if b.unnamed > 0 {
-        let taken: BTreeSet<Slot> = busy.iter().chain(held).copied().collect();
-        let free = b.slots.iter().filter(|s| matches!(s, Slot::Whole(_)) && !taken.contains(s));
-        busy.extend(free.take(b.unnamed as usize));
-        warnings.push(
-            Diag::warning(
-                Code::GpusAssumed,
-                format!("node `{}`: {} GPUs in use without their indices; taken as the lowest free", r.name, b.unnamed),
-            )
-            .at(input.source(), input.span(r, "gres_used"), "no IDX here")
-            .help("`scontrol -d show node` (with -d) prints which GPUs are in use"),
-        );
-    }
-    b.node.allocations.extend(gres::allocations("slurm:busy", 0, &busy));
-    let cpus_full = matches!((b.node.cpus, b.alloc_cpus), (Some(c), Some(a)) if c > 0.0 && a as f64 >= c);
-    if cpus_full {
-        let taken: BTreeSet<Slot> = busy.iter().chain(held).copied().collect();
-        let healthy = |s: &Slot| match s {
-            Slot::Whole(g) | Slot::Mig(g, _) => b.node.gpus.get(*g as usize).is_some_and(|x| x.healthy),
-        };
-        let free: Vec<Slot> = b.slots.iter().filter(|s| !taken.contains(s) && healthy(s)).copied().collect();
-        if !free.is_empty() {
-            b.node.allocations.extend(gres::allocations("slurm:cpus-full", 0, &free));
-            full.push(b.node.id.clone());
-        }
-    }
 }
 
 /// Fabrics from the topology; a node under two leaf switches gets both,
@@ -356,12 +389,13 @@ fn apply_jobs(
                     found.pending_nowhere.push(format!("{} ({} r{})", job.id, id.model, id.replica));
                 }
                 for k in known {
-                    let a = Allocation {
+                    out[k].pending.push(usage::Pending {
+                        model: id.model.clone(),
+                        replica: id.replica,
                         profile: id.profile.clone(),
-                        pending: true,
-                        ..Allocation::new(id.model.clone(), id.replica, Vec::new(), Vec::new())
-                    };
-                    out[k].node.allocations.push(a);
+                        job: job.number,
+                        ask: job.ask.clone(),
+                    });
                 }
             }
             jobs::Phase::Holding => {
@@ -464,35 +498,16 @@ fn hold_share(
     }
     for (n, mut a) in allocs.into_iter().enumerate() {
         a.profile = id.profile.clone();
-        // The job's CPUs on the node, once.
-        a.cpus = if n == 0 { share.cpus } else { None };
+        a.job = job.number;
+        // The job's CPUs and memory on the node, once.
+        if n == 0 {
+            a.cpus = share.cpus;
+            a.memory_mb = share.memory_mb;
+        }
         b.node.allocations.push(a);
     }
     Ok(())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_most_restrictive_state_wins() {
-        let r = |s: &[&str]| Record {
-            name: "n".into(),
-            states: s.iter().map(ToString::to_string).collect(),
-            gres: String::new(),
-            gres_used: None,
-            features: vec![],
-            partitions: vec![],
-            real_memory: 0,
-            cpus: None,
-            alloc_cpus: None,
-            at: records::At::Json(vec![]),
-        };
-        assert_eq!(state(&r(&["IDLE"])), Ok(State::Ready));
-        assert_eq!(state(&r(&["MIXED", "DRAIN"])), Ok(State::Draining));
-        assert_eq!(state(&r(&["IDLE", "MAINT"])), Ok(State::Cordoned));
-        assert_eq!(state(&r(&["DOWN", "DRAIN", "RESERVED"])), Ok(State::Down));
-        assert_eq!(state(&r(&["IDLE", "BOGUS"])), Err("BOGUS".to_string()));
-    }
-}
+mod tests;

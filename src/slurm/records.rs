@@ -25,6 +25,15 @@ pub struct Record {
     /// `CPUTot` / `cpus`, and `CPUAlloc` / `alloc_cpus`, when given.
     pub cpus: Option<u64>,
     pub alloc_cpus: Option<u64>,
+    /// `CPUEfctv` / `effective_cpus`: the CPUs jobs may use once
+    /// `CoreSpecCount` cores are set aside for the system.
+    pub cpus_effective: Option<u64>,
+    /// `MemSpecLimit` / `specialized_memory`, MiB kept for the system.
+    pub mem_spec: Option<u64>,
+    /// `AllocMem` / `alloc_memory`, MiB allocated to jobs.
+    pub alloc_memory: Option<u64>,
+    /// `AllocTRES` / `tres_used`: `cpu=9,mem=320G,gres/gpu=2`.
+    pub alloc_tres: Option<String>,
     pub at: At,
 }
 
@@ -52,6 +61,10 @@ fn text_key(field: &str) -> &str {
         "real_memory" => "RealMemory",
         "cpus" => "CPUTot",
         "alloc_cpus" => "CPUAlloc",
+        "cpus_effective" => "CPUEfctv",
+        "mem_spec" => "MemSpecLimit",
+        "alloc_memory" => "AllocMem",
+        "alloc_tres" => "AllocTRES",
         other => other,
     }
 }
@@ -97,6 +110,11 @@ fn json_path(path: &[Step<'static>], field: &str) -> Vec<Step<'static>> {
         ("real_memory", false) => &["real_memory"],
         ("cpus", false) => &["cpus"],
         ("alloc_cpus", false) => &["alloc_cpus"],
+        ("cpus_effective", false) => &["effective_cpus"],
+        ("mem_spec", false) => &["specialized_memory"],
+        ("alloc_memory", false) => &["alloc_memory"],
+        ("alloc_tres", false) => &["tres_used"],
+        ("alloc_memory", true) => &["memory", "allocated"],
         _ => &[],
     };
     p.extend(keys.iter().map(|k| Step::Key(k)));
@@ -158,6 +176,12 @@ pub fn number(v: Option<&Value>, max: u64) -> Result<Option<u64>, String> {
         Some(x) if x <= max => Ok(Some(x)),
         _ => Err(format!("`{n}` is not a whole number from 0 to {max}")),
     }
+}
+
+/// The CPUs of a node's configured TRES (`CfgTRES=cpu=63,mem=...`), which
+/// leave out the cores `CoreSpecCount` sets aside.
+fn configured_cpus(tres: Option<&str>) -> Option<u64> {
+    tres.and_then(|t| super::tres::parse(t).cpus)
 }
 
 pub fn string(v: Option<&Value>) -> String {
@@ -237,6 +261,14 @@ fn node_object(file: &File<'_>, i: usize, n: &Value) -> Result<Record, Vec<Diag>
             .unwrap_or(0),
         cpus: json_number(file, &path, "cpus", n.get("cpus"), U32)?,
         alloc_cpus: json_number(file, &path, "alloc_cpus", n.get("alloc_cpus"), U32)?,
+        cpus_effective: match json_number(file, &path, "cpus_effective", n.get("effective_cpus"), U32)? {
+            Some(c) => Some(c),
+            // Before `effective_cpus` (v0.0.38): the configured TRES.
+            None => configured_cpus(n.get("tres").and_then(Value::as_str)),
+        },
+        mem_spec: json_number(file, &path, "mem_spec", n.get("specialized_memory"), crate::import::MAX_MIB)?,
+        alloc_memory: json_number(file, &path, "alloc_memory", n.get("alloc_memory"), crate::import::MAX_MIB)?,
+        alloc_tres: n.get("tres_used").and_then(Value::as_str).map(str::to_string),
         at: At::Json(path),
     })
 }
@@ -265,6 +297,11 @@ fn sinfo_group(file: &File<'_>, i: usize, g: &Value) -> Result<Vec<Record>, Vec<
     };
     let alloc_cpus =
         if one { json_number(file, &path, "alloc_cpus", g.pointer("/cpus/allocated"), U32)? } else { None };
+    let alloc_memory = if one {
+        json_number(file, &path, "alloc_memory", g.pointer("/memory/allocated"), crate::import::MAX_MIB)?
+    } else {
+        None
+    };
     let mut out = Vec::with_capacity(names.len());
     for name in names {
         out.push(Record {
@@ -277,6 +314,10 @@ fn sinfo_group(file: &File<'_>, i: usize, g: &Value) -> Result<Vec<Record>, Vec<
             real_memory,
             cpus,
             alloc_cpus,
+            cpus_effective: None,
+            mem_spec: None,
+            alloc_memory,
+            alloc_tres: None,
             at: At::Json(path.clone()),
         });
     }
@@ -340,6 +381,14 @@ fn text_record(src: &Source, r: &TextRecord) -> Result<Record, Diag> {
         real_memory: num("RealMemory", crate::import::MAX_MIB)?.unwrap_or(0),
         cpus: num("CPUTot", U32)?,
         alloc_cpus: num("CPUAlloc", U32)?,
+        cpus_effective: match num("CPUEfctv", U32)? {
+            Some(c) => Some(c),
+            // Before 22.05's CPUEfctv: the configured TRES.
+            None => configured_cpus(get("CfgTRES")),
+        },
+        mem_spec: num("MemSpecLimit", crate::import::MAX_MIB)?,
+        alloc_memory: num("AllocMem", crate::import::MAX_MIB)?,
+        alloc_tres: get("AllocTRES").map(str::to_string),
         at: At::Text { line: r.span, fields: r.fields.iter().map(|(k, s, _)| (k.clone(), *s)).collect() },
     })
 }

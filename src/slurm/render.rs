@@ -322,13 +322,42 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
     t
 }
 
-/// `scancel` lines for what NEW stops running of OLD.
-pub fn stop_lines(old: &Plan, stopped: &std::collections::HashSet<*const Entry>) -> String {
+/// How `--stop` names the jobs to cancel.
+pub struct Cancel<'i> {
+    /// An inventory imported with `--jobs`: the job ids of its replicas.
+    pub inventory: Option<&'i crate::inventory::Inventory>,
+    /// The submitting user as a shell word, for the replicas cancelled by name.
+    pub user: String,
+}
+
+/// `scancel` lines for what NEW stops running of OLD: by job id where the
+/// inventory knows the replica's job, else by name and user (a name alone
+/// would cancel another user's job of that name).
+pub fn stop_lines(old: &Plan, stopped: &std::collections::HashSet<*const Entry>, by: &Cancel<'_>) -> String {
+    let mut ids: std::collections::HashMap<(&str, u32), std::collections::BTreeSet<u64>> =
+        std::collections::HashMap::new();
+    for n in by.inventory.iter().flat_map(|i| &i.nodes) {
+        for a in &n.allocations {
+            if let Some(j) = a.job {
+                ids.entry((a.model.as_str(), a.replica)).or_default().insert(j);
+            }
+        }
+    }
     let all: Vec<&Entry> = old.entries.iter().collect();
     let mut out = String::new();
     for (e, name) in all.iter().zip(job_names(&all)) {
-        if stopped.contains(&std::ptr::from_ref(*e)) {
-            let _ = writeln!(out, "scancel --name={}", quote(&name));
+        if !stopped.contains(&std::ptr::from_ref(*e)) {
+            continue;
+        }
+        match ids.get(&(e.model.as_str(), e.replica)) {
+            Some(jobs) => {
+                for j in jobs {
+                    let _ = writeln!(out, "scancel {j}");
+                }
+            }
+            None => {
+                let _ = writeln!(out, "scancel --name={} --user={}", quote(&name), by.user);
+            }
         }
     }
     out

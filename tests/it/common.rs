@@ -76,3 +76,15 @@ pub fn slurm_cluster_lock() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// A free port below the kernel's ephemeral range (32768 and up on Linux)
+/// and away from the ports render gives engines (8000, 10001, 20000,
+/// 29500, 30000 and up), so that no `srun` step or outgoing connection of
+/// another test takes it between this check and the server that binds it.
+pub fn quiet_port() -> u16 {
+    let offset = (std::process::id() % 8000) as u16;
+    (0..8000u16)
+        .map(|k| 12000 + (offset + k) % 8000)
+        .find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
+        .expect("a free port from 12000 to 19999")
+}

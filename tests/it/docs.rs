@@ -118,6 +118,9 @@ fn check_page(page: &str) -> Vec<String> {
             .current_dir(dir.path())
             .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()))
             .env("NO_COLOR", "1")
+            // The user the pages' examples run as (`render slurm --stop`
+            // names the submitting user).
+            .env("USER", "alice")
             .env_remove("CLICOLOR_FORCE")
             .env("COLUMNS", "120")
             .output()

@@ -431,12 +431,15 @@ fn a_node_whose_cpus_are_all_allocated_holds_its_free_gpus() {
     let v = json(&out);
     let a = &v["node"][0]["allocation"];
     assert_eq!((a[0]["model"].clone(), a[0]["gpus"].clone()), (json!("slurm:busy"), json!([0, 1])));
+    assert_eq!(a[0]["cpus"], 64, "what CPUAlloc says is allocated is held");
     assert_eq!((a[1]["model"].clone(), a[1]["gpus"].clone()), (json!("slurm:cpus-full"), json!([2, 3, 4, 5, 6, 7])));
     // JSON's `cpus` and `alloc_cpus` say the same.
     let j = json!({"nodes": [{"name": "a1", "state": ["MIXED"], "gres": "gpu:h100:2", "cpus": 8, "alloc_cpus": 8}]});
     let f = write(dir.path(), "n.json", &j.to_string());
     let v = json(&slurm(&[f.to_str().unwrap(), "--format", "json"]));
-    assert_eq!(v["node"][0]["allocation"][0]["model"], "slurm:cpus-full");
+    let a = &v["node"][0]["allocation"];
+    assert_eq!((a[0]["model"].clone(), a[0]["cpus"].clone()), (json!("slurm:busy"), json!(8)));
+    assert_eq!((a[1]["model"].clone(), a[1]["gpus"].clone()), (json!("slurm:cpus-full"), json!([0, 1])));
 }
 
 const NODES: &str = "NodeName=gpu01 Gres=gpu:h100:8 State=IDLE\nNodeName=gpu02 Gres=gpu:h100:8 State=IDLE\nNodeName=gpu03 Gres=gpu:h100:8 State=IDLE\n";

@@ -28,5 +28,6 @@ mod serving_two;
 mod slurm;
 mod slurm_jobs;
 mod slurm_loop;
+mod slurm_whole_nodes;
 mod synth;
 mod whole_nodes;

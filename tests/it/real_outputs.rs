@@ -328,16 +328,34 @@ fn slurm_node_outputs_import_with_their_facts() {
                 let label = format!("slurm/partition.{}", p.as_str().unwrap());
                 c.eq(&at, "partition", n.labels.get(&label).map(String::as_str), Some("true"));
             }
+            // MemSpecLimit is the system's.
+            if let Some(spec) = want["mem_spec_limit_mb"].as_u64() {
+                let total = want["memory_mb"].as_u64().unwrap();
+                c.eq(&at, "allocatable memory", n.memory_allocatable_mb, Some(total - spec));
+            }
             let busy = model_gpus(n, "slurm:busy");
             if let Some(used) = want["gpus_in_use"].as_array() {
                 let want_used: Vec<u32> = used.iter().map(|g| g.as_u64().unwrap() as u32).collect();
                 c.eq(&at, "GPUs in use", busy.clone(), want_used);
             } else if let Some(k) = want["gpus_in_use_count"].as_u64() {
                 c.eq(&at, "GPUs in use", busy.len() as u64, k);
+            } else if let Some(k) = want["gpus_allocated_per_alloctres"].as_u64() {
+                // Without -d only AllocTRES says how many: the lowest ones.
+                c.eq(&at, "GPUs in use (AllocTRES)", busy.clone(), (0..k as u32).collect::<Vec<_>>());
+            }
+            // What the node says is allocated is held, CPUs and memory.
+            let held = n.allocations.iter().filter(|a| a.model == "slurm:busy");
+            let (cpus, mem) =
+                held.fold((0.0, 0), |(c, m), a| (c + a.cpus.unwrap_or(0.0), m + a.memory_mb.unwrap_or(0)));
+            if let Some(a) = want["alloc_cpus"].as_u64() {
+                c.eq(&at, "CPUs allocated", cpus, a as f64);
+            }
+            if let Some(a) = want["alloc_mem_mb"].as_u64() {
+                c.eq(&at, "memory allocated", mem, a);
             }
             // Every CPU allocated: the GPUs left can start nothing.
-            let full =
-                matches!((want["cpus"].as_u64(), want["alloc_cpus"].as_u64()), (Some(t), Some(a)) if t > 0 && a >= t);
+            let usable = want["cpus_effective"].as_u64().or(want["cpus"].as_u64());
+            let full = matches!((usable, want["alloc_cpus"].as_u64()), (Some(t), Some(a)) if t > 0 && a >= t);
             let held: usize = n.allocations.iter().map(|a| a.gpus.len()).sum();
             if full {
                 c.eq(&at, "GPUs held on a CPU-full node", held as u64, whole);
@@ -477,7 +495,9 @@ fn recorded_jobs_of_the_test_controller_give_llmgws_replicas() {
     for file in ["squeue-22.05.json", "scontrol-jobs-22.05.txt", "scontrol-jobs-plain-22.05.txt"] {
         let text = std::fs::read_to_string(root().join("tests/data/slurm").join(file)).unwrap();
         let file = file.to_string();
-        // 22.05: job 4 llmgw's r0 on gpu01 GPUs 0-1; job 5 foreign, GPU 2; job 6 r1 pending.
+        // 22.05: job 4 llmgw's r0 on gpu01 GPUs 0-1; job 5 foreign, GPU 2;
+        // job 6 r1 pending for 8 GPUs there: it holds the 5 still free, so
+        // the node's CPUs being all allocated leaves none to hold as cpus-full.
         let nodes = std::fs::read_to_string(root().join("tests/data/slurm/scontrol-jobs-nodes-22.05.txt")).unwrap();
         match slurm("nodes.txt", nodes, None, Some((&file, text))) {
             Err(d) => c.fail(&file, format!("refused: {}", render(&d))),
@@ -494,10 +514,14 @@ fn recorded_jobs_of_the_test_controller_give_llmgws_replicas() {
                     &file,
                     "llmgw replicas",
                     m,
-                    vec![(0, vec![0, 1], false, Some("p".into())), (1, vec![], true, Some("p".into()))],
+                    vec![(0, vec![0, 1], false, Some("p".into())), (1, vec![3, 4, 5, 6, 7], true, Some("p".into()))],
                 );
+                let jobs: Vec<Option<u64>> = n.allocations.iter().filter(|a| a.model == "m").map(|a| a.job).collect();
+                c.eq(&file, "job ids", jobs, vec![Some(4), Some(6)]);
+                let pending = n.allocations.iter().find(|a| a.pending).map(|a| (a.cpus, a.memory_mb));
+                c.eq(&file, "pending request", pending, Some((Some(1.0), Some(100))));
                 c.eq(&file, "busy", model_gpus(n, "slurm:busy"), vec![2]);
-                c.eq(&file, "cpus-full", model_gpus(n, "slurm:cpus-full"), vec![3, 4, 5, 6, 7]);
+                c.eq(&file, "cpus-full", model_gpus(n, "slurm:cpus-full"), vec![]);
             }
         }
     }

@@ -203,9 +203,12 @@ fn stop_prints_what_the_new_plan_drops_or_moves_never_what_runs() {
     new["placements"] = serde_json::json!([new["placements"][0].clone()]);
     new["unplaced"] = serde_json::json!([{"model": gguf["model"], "replica": 0}]);
     let (o, n) = (plan.to_str().unwrap(), write(dir.path(), "new.json", &new.to_string()));
-    let out = run(&["render", "slurm", "--stop", o, n.to_str().unwrap()]);
+    let out = llmgw().args(["render", "slurm", "--stop", o, n.to_str().unwrap()]).env("USER", "ops").output().unwrap();
     assert_eq!(code(&out), 0, "{}", transcript(&out));
-    assert_eq!(stdout(&out), "scancel --name=llmgw-deepseek-v3-r0\nscancel --name=llmgw-qwen2.5-7b-gguf-r0\n");
+    assert_eq!(
+        stdout(&out),
+        "scancel --name=llmgw-deepseek-v3-r0 --user=ops\nscancel --name=llmgw-qwen2.5-7b-gguf-r0 --user=ops\n"
+    );
     let out = run(&["render", "kubernetes", "--stop", o, n.to_str().unwrap(), "-n", "serving"]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     assert_eq!(

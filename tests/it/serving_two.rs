@@ -147,7 +147,7 @@ fn ollama_answers_under_the_catalog_name_is_ready_after_its_pull_and_stops_on_si
     let d = dir.path();
     let fleet = write(d, "fleet.toml", "[[node]]\nid = \"c1\"\n");
     // A port of its own, so that tests running at once do not collide.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = quiet_port();
     let catalog = write(
         d,
         "c.toml",
@@ -181,6 +181,11 @@ fn ollama_answers_under_the_catalog_name_is_ready_after_its_pull_and_stops_on_si
         .map(|w| w.as_str().unwrap().to_string())
         .collect();
     let env = |cmd: &mut Command| {
+        // Only what this test sets: a shell that sourced a cluster's env
+        // file has STANDIN_HOSTS and the like, which are not for here.
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("STANDIN_")) {
+            cmd.env_remove(k);
+        }
         cmd.env("PATH", crate::serve::path_with_standins())
             .env("PYTHONPATH", crate::serve::standins().1)
             .env("STANDIN_STATE", d.join("state"))

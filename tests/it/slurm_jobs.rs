@@ -96,6 +96,13 @@ fn llmgws_jobs_on_a_real_controller_come_back_as_its_replicas() {
         assert!(allocations(&a, node).iter().all(|x| x["model"] != "slurm:busy"), "{node}: its GPUs are the replica's");
     }
     let waiting = allocations(&a, "gpu04");
-    assert_eq!(waiting, [json!({"model": "a b,c", "replica": 1, "gpus": [], "profile": "tp2", "pending": true})]);
+    // The pending job holds what its script asks there (one GPU, one CPU, 100 MB).
+    let id: u64 = pending.parse().unwrap();
+    assert_eq!(
+        waiting,
+        [
+            json!({"model": "a b,c", "replica": 1, "gpus": [0], "cpus": 1, "memory_mb": 100, "profile": "tp2", "pending": true, "job": id})
+        ]
+    );
     assert!(allocations(&a, "gpu01").iter().any(|x| x["model"] == "slurm:busy"), "{:?}", allocations(&a, "gpu01"));
 }
