@@ -8,7 +8,6 @@
 //! the profile's `gpu_memory_utilization` of each GPU (docs/catalog.md,
 //! "Memory fit").
 
-use super::state::Compiled;
 use super::{Fleet, Reason};
 use crate::catalog::Profile;
 
@@ -81,18 +80,14 @@ impl Fleet<'_> {
     /// within the usable share of the smallest device of the class (or of
     /// the host's memory for a CPU replica). Memory not reported is never
     /// a reason to reject.
-    pub fn fit_check(&self, node: u32, p: &Compiled<'_>) -> Result<(), Reason> {
-        let Some(need) = p.need else { return Ok(()) };
-        let have_mb = self.device_memory_mb(node, p.profile);
+    pub fn fit(&self, node: u32, p: &Profile, need: Option<Need>) -> Result<(), Reason> {
+        let Some(need) = need else { return Ok(()) };
+        let have_mb = self.device_memory_mb(node, p);
         if have_mb == 0 || need.bytes <= need.usable * have_mb as f64 * MIB {
             return Ok(());
         }
         let need_gib = (need.bytes / GIB).ceil() as u64;
         let have_gib = (need.usable * have_mb as f64 / 1024.0).floor() as u64;
-        Err(if p.profile.cpu_only() {
-            Reason::HostFit { have_gib, need_gib }
-        } else {
-            Reason::GpuFit { have_gib, need_gib }
-        })
+        Err(if p.cpu_only() { Reason::HostFit { have_gib, need_gib } } else { Reason::GpuFit { have_gib, need_gib } })
     }
 }

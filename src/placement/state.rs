@@ -302,6 +302,11 @@ impl<'i> Fleet<'i> {
         Assign { node, gpus, mig_devices, cpus_millis, memory_mb }
     }
 
+    /// The memory fit of a compiled profile (see `memory`).
+    pub fn fit_check(&self, node: u32, p: &Compiled<'_>) -> Result<(), Reason> {
+        self.fit(node, p.profile, p.need)
+    }
+
     /// Whether a MIG device is held (by the inventory or this plan).
     pub fn mig_taken(&self, node: u32, gpu: u32, mig: u32) -> bool {
         self.mig_held.contains(&(node, gpu, mig))

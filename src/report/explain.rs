@@ -180,10 +180,10 @@ fn memory_lines(names: &Names<'_>, model: u32, a: &Attempt) -> Vec<String> {
         if let Some(mb) = short {
             let memory = mb as f64 * 1024.0 * 1024.0;
             let usable = s.utilization * memory / crate::shape::GIB;
-            let device = if p.cpu_only() {
-                "of a node's memory".to_string()
-            } else {
-                format!("of a {} {}", p.class_label(), if p.mig_profile.is_some() { "MIG device" } else { "GPU" })
+            let device = match &p.mig_profile {
+                _ if p.cpu_only() => "of the node's memory".to_string(),
+                Some(mig) => format!("per {} MIG {mig} device", p.class_label()),
+                None => format!("per {} GPU", p.class_label()),
             };
             let hint = crate::fit::hint(p, memory, most_per_node(names, p));
             out.push(format!("  {usable:.1} GiB usable {device}: {hint}"));
