@@ -43,6 +43,8 @@ codes! {
     MigProfileShape => "llmgw::catalog::mig-profile-shape", "a mig_profile on a profile that is not one GPU on one node";
     FitTooSmall => "llmgw::fit::too-small", "a profile whose GPUs cannot hold even the weights";
     FitMargins => "llmgw::fit::margins", "a profile whose GPUs hold the weights but not the room to serve them";
+    FitNoShape => "llmgw::fit::no-shape", "a memory-fit setting on a profile whose model gives no shape (config or arch)";
+    Shape => "llmgw::catalog::shape", "a model shape (config or arch) that cannot be used";
     GpuClassRequired => "llmgw::catalog::gpu-class-required", "a GPU-only engine with no gpu_class";
     NodesRange => "llmgw::catalog::nodes-range", "nodes outside 1..=1024";
     GpusPerNodeRange => "llmgw::catalog::gpus-per-node-range", "gpus_per_node outside 1..=64 on a GPU profile";

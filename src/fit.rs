@@ -2,9 +2,12 @@
 //! anything is placed: a 405B model on four 80 GB GPUs starts, loads, and
 //! dies out of memory.
 //!
-//! A replica needs its weights plus room for activations and KV cache
-//! (1.2 x the weights in all), spread evenly over its GPUs, each of which
-//! gives 0.9 of its memory (see docs/catalog.md, "Memory fit").
+//! A replica of a model without a shape needs its weights plus room for
+//! activations and KV cache (1.2 x the weights in all), spread evenly over
+//! its GPUs, each of which gives 0.9 of its memory. One of a model with a
+//! shape needs its share of the weights, the KV cache of its sequences at
+//! full length, and the overhead, within the profile's
+//! `gpu_memory_utilization` of each GPU (docs/catalog.md, "Memory fit").
 
 use std::collections::BTreeMap;
 
@@ -58,20 +61,59 @@ fn most_per_node(inv: Option<&Inventory>) -> BTreeMap<&str, u32> {
     out
 }
 
+/// Whether a replica of the profile would fit GPUs of `memory` bytes with
+/// `gpus` of them on each of `nodes` nodes.
+pub fn fits_on(p: &Profile, memory: f64, gpus: u32, nodes: u32) -> bool {
+    let Some(weights) = p.memory.weight_bytes else { return true };
+    match &p.memory.sizing {
+        None => weights * NEED_FACTOR / f64::from(gpus * nodes) <= USABLE * memory,
+        Some(s) => {
+            let (tp, pp) = crate::placement::memory_split(p, gpus, nodes);
+            s.parts(weights, tp, pp).total() <= s.utilization * memory
+        }
+    }
+}
+
+/// What would make a profile that does not fit devices of `memory` bytes
+/// fit: for a model with a shape, the largest `max_model_len` (a multiple
+/// of 1024) they hold; beside it, for whole GPUs, the smallest
+/// tensor-parallel size that holds the whole context (see `suggestion`).
+pub fn hint(p: &Profile, memory: f64, per_node: u32) -> String {
+    let wider = (!p.cpu_only() && p.mig_profile.is_none()).then(|| suggestion(p, memory, per_node));
+    let len = match (p.memory.weight_bytes, &p.memory.sizing) {
+        (Some(weights), Some(s)) => {
+            let (tp, pp) = crate::placement::memory_parallel(p);
+            s.largest_len(weights, tp, pp, s.utilization * memory).map(|len| (len, s.max_model_len))
+        }
+        _ => None,
+    };
+    match (len, wider) {
+        (Some((len, want)), Some(w)) if w == NO_SIZE => {
+            format!("max_model_len = {len} would fit; no number of these GPUs would hold {want}")
+        }
+        (Some((len, _)), Some(w)) => format!("max_model_len = {len} would fit, or {w}"),
+        (Some((len, _)), None) => format!("max_model_len = {len} would fit"),
+        (None, Some(w)) => w,
+        (None, None) => "not even 1024 tokens would fit".to_string(),
+    }
+}
+
+const NO_SIZE: &str = "no number of these GPUs would hold it";
+
 /// What would fit, among the sizes tensor parallelism can use: the smallest
 /// power of two for `gpus_per_node`, up to the most GPUs of the class on one
 /// node; else that many (rounded down to a power of two) on the fewest
 /// `nodes`. Never "gpus_per_node = 3": no engine splits a model three ways
 /// across the attention heads of a typical model.
-fn suggestion(weights: f64, memory: f64, p: &Profile, per_node: u32) -> String {
-    let fits = |gpus: u32, nodes: u32| weights * NEED_FACTOR / f64::from(gpus * nodes) <= USABLE * memory;
+fn suggestion(p: &Profile, memory: f64, per_node: u32) -> String {
+    let fits = |gpus: u32, nodes: u32| fits_on(p, memory, gpus, nodes);
     let widest = tp_sizes(per_node).last().unwrap_or(1);
     if let Some(g) = tp_sizes(per_node).find(|&g| fits(g, p.nodes)) {
         return format!("gpus_per_node = {g} would fit");
     }
     match (2..=MAX_NODES as u32).find(|&n| fits(widest, n)) {
         Some(n) => format!("nodes = {n} with gpus_per_node = {widest} would fit"),
-        None => "no number of these GPUs would hold it".to_string(),
+        None => NO_SIZE.to_string(),
     }
 }
 
@@ -87,8 +129,8 @@ pub fn checks(cat: &Catalog, inv: Option<&Inventory>) -> Vec<Diag> {
     let per_node = most_per_node(inv);
     let mut out = Vec::new();
     for m in &cat.models {
-        let Some(weights) = m.weight_bytes else { continue };
         for p in &m.profiles {
+            let Some(weights) = p.memory.weight_bytes else { continue };
             let Some(class) = p.gpu_class.as_deref() else { continue };
             let Some(mem) = class_memory(class, &memory) else { continue };
             out.extend(one(cat, m, p, weights, mem, per_node.get(class).copied().unwrap_or(8)));
@@ -112,7 +154,7 @@ fn one(
     let need = share * NEED_FACTOR;
     let gpu_word = if gpus == 1 { "GPU" } else { "GPUs" };
     let class = p.gpu_class.as_deref().unwrap_or_default();
-    let hint = suggestion(weights, mem, p, per_node);
+    let hint = hint(p, mem, per_node);
     let gpu_mem = match from_name {
         Some(gb) => format!("{:.1} GiB ({gb} GB, from the class name)", mem / GIB),
         None => format!("{:.1} GiB", mem / GIB),
@@ -129,6 +171,26 @@ fn one(
         )
         .at(&cat.src, p.name_span, "too small for the weights alone")
         .help(format!("{:.1} GiB of weights per GPU against {gpu_mem}; {hint}", share / GIB))
+    } else if let Some(s) = &p.memory.sizing {
+        let (tp, pp) = crate::placement::memory_parallel(p);
+        let parts = s.parts(weights, tp, pp);
+        if parts.total() <= s.utilization * mem {
+            return None;
+        }
+        Diag::warning(
+            Code::FitMargins,
+            format!(
+                "`{}` does not fit on {gpus} {class} {gpu_word} at {} tokens x {} (profile `{}`)",
+                m.name, s.max_model_len, s.max_num_seqs, p.name
+            ),
+        )
+        .at(&cat.src, p.name_span, "weights fit, the KV cache does not")
+        .help(format!(
+            "{parts} = {:.1} GiB per GPU, within {} of each GPU's {gpu_mem} ({:.1} GiB); {hint}",
+            parts.total() / GIB,
+            s.utilization,
+            s.utilization * mem / GIB
+        ))
     } else if need > USABLE * mem {
         Diag::warning(
             Code::FitMargins,

@@ -178,6 +178,11 @@ impl Spec<'_> {
             "trtllm" => vec![w("trtllm-serve"), src, w("--host"), w("0.0.0.0"), w("--port"), port, w("--tp_size"), tp],
             _ => return None,
         };
+        // What the memory fit checked, for a model with a shape
+        // (docs/catalog.md, "Memory fit"); the profile's args still last.
+        if let Some(sizing) = &self.profile.memory.sizing {
+            v.extend(sizing.engine_args(self.engine()));
+        }
         v.extend(self.profile.serving.args.iter().cloned());
         Some(v)
     }

@@ -31,6 +31,7 @@ pub mod plan;
 pub mod process;
 pub mod render;
 pub mod report;
+pub mod shape;
 pub mod slurm;
 pub mod source;
 pub mod synth;

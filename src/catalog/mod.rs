@@ -7,9 +7,11 @@ use crate::doc::{self, Span};
 use crate::engines::Engine;
 use crate::inventory::normalize_class;
 
+mod arch;
 mod fleet;
 mod values;
 
+pub use arch::{ARCH_FIELDS, Memory, ModelShape};
 pub use fleet::{fleet_checks, hardware_checks};
 use values::{
     at_least_one, engine_spans, env_names, gpu_engine_has_class, gpus_in_range, known_engine, nodes_in_range,
@@ -30,6 +32,8 @@ pub struct Model {
     /// The weights' size in bytes, from `weights_gb` or `params_b` x `dtype`;
     /// `None` when the catalog does not say.
     pub weight_bytes: Option<f64>,
+    /// From `config` or `arch`: what the fit sizes the KV cache by.
+    pub shape: Option<ModelShape>,
     pub replicas: u32,
     /// How many of its replicas one node may hold (at least 1).
     pub replicas_per_node: u32,
@@ -65,6 +69,9 @@ pub struct Profile {
     pub serving: Serving,
     /// The profile's own source, else the model's.
     pub source: Option<String>,
+    /// The model's size as this profile runs it, and the settings of the
+    /// fit from the model's shape (docs/catalog.md, "Memory fit").
+    pub memory: Memory,
 }
 
 /// A profile's fields for render: how its engine is started and what it is given.
@@ -135,8 +142,18 @@ pub const MAX_GPUS_PER_NODE: u64 = 64;
 const MAX_REPLICAS: u64 = 1_000_000;
 
 const ROOT_FIELDS: &[&str] = &["model"];
-pub const MODEL_FIELDS: &[&str] =
-    &["name", "source", "replicas", "replicas_per_node", "params_b", "dtype", "weights_gb", "profile"];
+pub const MODEL_FIELDS: &[&str] = &[
+    "name",
+    "source",
+    "replicas",
+    "replicas_per_node",
+    "params_b",
+    "dtype",
+    "weights_gb",
+    "config",
+    "arch",
+    "profile",
+];
 
 /// Weight types and their bytes per parameter.
 pub const DTYPES: &[(&str, f64)] =
@@ -165,6 +182,12 @@ pub const PROFILE_FIELDS: &[&str] = &[
     "launcher",
     "kubernetes",
     "slurm",
+    "dtype",
+    "kv_cache_dtype",
+    "max_model_len",
+    "max_num_seqs",
+    "gpu_memory_utilization",
+    "overhead_gb",
 ];
 
 /// The fields of a profile's `kubernetes` and `slurm` tables.
@@ -237,16 +260,9 @@ fn model(dec: &mut Decoder, node: &doc::Node<'_>) -> Option<Model> {
         Some(v as u32)
     });
     let params_b = t.optional(dec, "params_b", |dec, n| dec.positive(n, "params_b"));
-    let dtype = t.optional(dec, "dtype", |dec, n| {
-        let d = dec.string(n, "dtype")?;
-        let known = DTYPES.iter().find(|(k, _)| *k == d).map(|(_, b)| *b);
-        if known.is_none() {
-            let help = suggest(&d, DTYPES.iter().map(|(k, _)| *k), "the weight types are");
-            dec.error(Code::UnknownDtype, n.span, format!("unknown dtype `{d}`"), "not a weight type", Some(help));
-        }
-        known
-    });
+    let dtype = t.optional(dec, "dtype", dtype_bytes);
     let weights_gb = t.optional(dec, "weights_gb", |dec, n| dec.positive(n, "weights_gb"));
+    let shape = arch::model_shape(dec, &mut t);
     let mut profiles = Vec::new();
     let mut profiles_ok = true;
     if let Some(list) = t.get("profile") {
@@ -271,16 +287,41 @@ fn model(dec: &mut Decoder, node: &doc::Node<'_>) -> Option<Model> {
     }
     let name = name.filter(|n| crate::decode::no_control(dec, n, "model name", name_span));
     let (name, replicas, replicas_per_node) = (name?, replicas?, per_node.ok()?.unwrap_or(1));
+    let (weights_gb, params_b, dtype, shape) = (weights_gb.ok()?, params_b.ok()?, dtype.ok()?, shape.ok()?);
+    // The catalog's dtype, else the config's quantisation, else 2 bytes.
+    let bytes_per_param = dtype.or(shape.as_ref().and_then(|s| s.bytes_per_param)).unwrap_or(2.0);
     // weights_gb (10^9 bytes) wins; else parameters times bytes per parameter.
-    let weight_bytes = match (weights_gb.ok()?, params_b.ok()?, dtype.ok()?) {
-        (Some(gb), _, _) => Some(gb * 1e9),
-        (None, Some(b), d) => Some(b * 1e9 * d.unwrap_or(2.0)),
-        (None, None, _) => None,
+    let weight_bytes = match (weights_gb, params_b) {
+        (Some(gb), _) => Some(gb * 1e9),
+        (None, Some(b)) => Some(b * 1e9 * bytes_per_param),
+        (None, None) => None,
     };
-    profiles_ok.then_some(Model { name, name_span, source, weight_bytes, replicas, replicas_per_node, profiles })
+    let size = arch::ModelSize { params_b, weights_gb, bytes_per_param, weight_bytes };
+    let mut resolved = Vec::with_capacity(profiles.len());
+    for (mut p, fit) in profiles {
+        let who = (name.as_str(), p.name.as_str(), p.name_span);
+        match arch::resolve(dec, &fit, &size, shape.as_ref(), who, p.cpu_only()) {
+            Some(m) => p.memory = m,
+            None => profiles_ok = false,
+        }
+        resolved.push(p);
+    }
+    let profiles = resolved;
+    profiles_ok.then_some(Model { name, name_span, source, weight_bytes, shape, replicas, replicas_per_node, profiles })
 }
 
-fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) -> Option<Profile> {
+/// A weight type's bytes a parameter; `None` (and an error) for an unknown one.
+fn dtype_bytes(dec: &mut Decoder, n: &doc::Node<'_>) -> Option<f64> {
+    let d = dec.string(n, "dtype")?;
+    let known = DTYPES.iter().find(|(k, _)| *k == d).map(|(_, b)| *b);
+    if known.is_none() {
+        let help = suggest(&d, DTYPES.iter().map(|(k, _)| *k), "the weight types are");
+        dec.error(Code::UnknownDtype, n.span, format!("unknown dtype `{d}`"), "not a weight type", Some(help));
+    }
+    known
+}
+
+fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) -> Option<(Profile, arch::FitFields)> {
     let mut t = dec.table(node, "profile")?;
     let name_node = t.require(dec, "name");
     let name = name_node.and_then(|n| dec.string(n, "name"));
@@ -301,6 +342,7 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
     let mig_node = t.get("mig_profile");
     let mig_profile = mig_node.and_then(|n| dec.string(n, "mig_profile"));
     let serving = serving(dec, &mut t);
+    let fit = arch::fit_fields(dec, &mut t);
     let span = t.span;
     // A misspelt field (`gpu_clas`) should not also read as a missing one.
     let misspelt = t.finish(dec, PROFILE_FIELDS) > 0;
@@ -358,7 +400,7 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
     if !ok {
         return None;
     }
-    Some(Profile {
+    let profile = Profile {
         name: name?,
         name_span,
         engine: engine?,
@@ -378,7 +420,9 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         mig_span: mig_node.map_or(span, |n| n.span),
         source: source.or_else(|| model_source.map(str::to_owned)),
         serving: serving?,
-    })
+        memory: Memory::default(),
+    };
+    Some((profile, fit?))
 }
 
 /// `tolerations = ["key", "key=value", "key:Effect", "key=value:Effect"]`,

@@ -47,9 +47,9 @@ struct Shape {
     min_disk_gb: u64,
     /// Only when the disk check applies: it is skipped where these weights are.
     disk_source: Option<String>,
-    /// The memory fit: the class, the MIG profile and the bytes needed (as
-    /// bits, to hash).
-    fit: Option<(Option<String>, Option<String>, u64)>,
+    /// The memory fit: the class, the MIG profile, the bytes needed and the
+    /// share of the device usable (as bits, to hash).
+    fit: Option<(Option<String>, Option<String>, u64, u64)>,
     /// Which of the fleet's taints the profile tolerates.
     tolerates: Vec<bool>,
 }
@@ -158,7 +158,9 @@ impl Index {
             min_memory_gb: prof.min_memory_gb,
             min_disk_gb: if disk_applies { prof.min_disk_gb } else { 0 },
             disk_source: if disk_applies { prof.source.clone() } else { None },
-            fit: p.need.map(|need| (prof.gpu_class.clone(), prof.mig_profile.clone(), need.to_bits())),
+            fit: p
+                .need
+                .map(|n| (prof.gpu_class.clone(), prof.mig_profile.clone(), n.bytes.to_bits(), n.usable.to_bits())),
             tolerates: p.tolerates.clone(),
         };
         if let Some(set) = self.passing.get(&shape) {

@@ -18,6 +18,7 @@
 //! Tests hold the two to identical answers.
 
 mod fast;
+mod memory;
 mod reference;
 mod state;
 
@@ -26,7 +27,8 @@ use std::sync::Arc;
 use crate::catalog::{Catalog, Model, Profile};
 use crate::inventory::{Inventory, State};
 
-pub use state::{Fleet, NEED_FACTOR, USABLE, millis};
+pub use memory::{NEED_FACTOR, Need, USABLE, need, parallel as memory_parallel, split as memory_split};
+pub use state::{Fleet, millis};
 
 /// Where a rejection happened: which pool of which profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -302,7 +304,7 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
             existing_of_explained = (0..model.replicas).filter(|&r| have[r as usize]).collect();
         }
         let order = profile_order(&model.profiles);
-        let compiled: Vec<_> = model.profiles.iter().map(|p| fleet.compile(p, model.weight_bytes)).collect();
+        let compiled: Vec<_> = model.profiles.iter().map(|p| fleet.compile(p)).collect();
         // A profile that failed once fails for every later replica of the
         // model: free GPUs only shrink and the avoid set only grows.
         let mut failed = vec![false; model.profiles.len()];
@@ -370,7 +372,7 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
 pub fn could_hold(fleet: &mut Fleet<'_>, mi: u32, model: &Model) -> bool {
     fleet.begin_model(mi, &model.name, model.replicas_per_node);
     let order = profile_order(&model.profiles);
-    let compiled: Vec<_> = model.profiles.iter().map(|p| fleet.compile(p, model.weight_bytes)).collect();
+    let compiled: Vec<_> = model.profiles.iter().map(|p| fleet.compile(p)).collect();
     reference::attempt(fleet, &compiled, &order, mi, 0).placement.is_some()
 }
 

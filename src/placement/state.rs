@@ -64,22 +64,15 @@ pub struct Compiled<'p> {
     pub holders: Rc<[u32]>,
     /// The profile's engine as a bit of a node's engine set.
     pub engine: u64,
-    /// Bytes the replica needs per GPU (a GPU profile) or of host memory (a
-    /// CPU-only one), when the model gives its size: the weights and room
-    /// for activations and KV cache.
-    pub need: Option<f64>,
+    /// What the replica needs per GPU (a GPU profile, a MIG device) or of
+    /// host memory (a CPU-only one), when the model gives its size.
+    pub need: Option<super::memory::Need>,
     /// Per taint of the fleet (`Fleet::taints`): whether the profile
     /// tolerates it.
     pub tolerates: Vec<bool>,
 }
 
-/// Room a replica needs beyond its weights: 1.2 x the weights in all.
-pub const NEED_FACTOR: f64 = 1.2;
-/// The share of a device's memory an engine uses (vLLM's default
-/// `gpu_memory_utilization`).
-pub const USABLE: f64 = 0.9;
 const MIB: f64 = 1024.0 * 1024.0;
-const GIB: f64 = 1024.0 * MIB;
 
 impl<'i> Fleet<'i> {
     pub fn new(inv: &'i Inventory) -> Self {
@@ -214,14 +207,13 @@ impl<'i> Fleet<'i> {
         self.inv.nodes.len() as u32
     }
 
-    pub fn compile<'p>(&self, p: &'p Profile, weight_bytes: Option<f64>) -> Compiled<'p> {
-        let share = if p.cpu_only() || p.mig_profile.is_some() { 1 } else { p.gpus_per_node.max(1) * p.nodes.max(1) };
+    pub fn compile<'p>(&self, p: &'p Profile) -> Compiled<'p> {
         Compiled {
             profile: p,
             class: p.gpu_class.as_deref().and_then(|c| self.class_ids.get(c).copied()),
             holders: p.source.as_deref().and_then(|s| self.holders.get(s)).cloned().unwrap_or_else(|| Rc::from([])),
             engine: engine_bit(p.engine.name),
-            need: weight_bytes.map(|w| w * NEED_FACTOR / f64::from(share)),
+            need: super::memory::need(p),
             tolerates: self
                 .taint_parsed
                 .iter()
@@ -299,7 +291,7 @@ impl<'i> Fleet<'i> {
             let want = match serving.memory_gb {
                 Some(gb) => return gb.saturating_mul(1024),
                 None if cpu_only => match p.need {
-                    Some(bytes) => (bytes / MIB) as u64,
+                    Some(need) => (need.bytes / MIB) as u64,
                     None if n.gpus.is_empty() => free,
                     None => total / n.gpus.len() as u64,
                 },
@@ -310,36 +302,9 @@ impl<'i> Fleet<'i> {
         Assign { node, gpus, mig_devices, cpus_millis, memory_mb }
     }
 
-    /// Whether the replica fits the node's memory: its share per GPU within
-    /// 0.9 of the smallest GPU of the class, or a CPU replica within 0.9 of
-    /// the host's memory. Memory not reported is never a reason to reject.
+    /// The memory fit of a compiled profile (see `memory`).
     pub fn fit_check(&self, node: u32, p: &Compiled<'_>) -> Result<(), Reason> {
-        let Some(need) = p.need else { return Ok(()) };
-        let n = self.node(node);
-        let need_gib = (need / GIB).ceil() as u64;
-        let class = p.profile.gpu_class.as_deref().unwrap_or_default();
-        let have_mb = match &p.profile.mig_profile {
-            _ if p.profile.cpu_only() => n.memory_total_mb,
-            // A MIG device offers its own memory.
-            Some(mig) => n
-                .gpus
-                .iter()
-                .filter(|g| g.class == class && g.in_mig_mode())
-                .flat_map(|g| g.mig_devices.iter().filter(|m| &m.profile == mig))
-                .map(|m| m.memory_mb)
-                .min()
-                .unwrap_or(0),
-            None => n.gpus.iter().filter(|g| g.class == class).map(|g| g.memory_mb).min().unwrap_or(0),
-        };
-        if have_mb == 0 || need <= USABLE * have_mb as f64 * MIB {
-            return Ok(());
-        }
-        let have_gib = (USABLE * have_mb as f64 / 1024.0).floor() as u64;
-        Err(if p.profile.cpu_only() {
-            Reason::HostFit { have_gib, need_gib }
-        } else {
-            Reason::GpuFit { have_gib, need_gib }
-        })
+        self.fit(node, p.profile, p.need)
     }
 
     /// Whether a MIG device is held (by the inventory or this plan).

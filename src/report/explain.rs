@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::{Names, PlacementJson, RejectionJson};
-use crate::placement::{Attempt, Plan};
+use crate::placement::{Attempt, Plan, Reason};
 
 #[derive(Serialize)]
 struct ExplainDoc<'a> {
@@ -123,6 +123,9 @@ pub fn human(names: &Names<'_>, plan: &Plan, model: u32, attempts: &[&Attempt], 
         for line in super::place::summary_lines(names, model, &a.rejections, Some(&a.tallies)) {
             let _ = writeln!(out, "  {line}");
         }
+        for line in memory_lines(names, model, a) {
+            let _ = writeln!(out, "  {line}");
+        }
         if verbose && !a.rejections.is_empty() {
             let _ = writeln!(out, "  every rejection, in the order tried:");
             for r in &a.rejections {
@@ -138,4 +141,59 @@ pub fn human(names: &Names<'_>, plan: &Plan, model: u32, attempts: &[&Attempt], 
         }
     }
     out
+}
+
+/// For each profile tried whose model has a shape: what one GPU (or the
+/// host) of a replica holds, and, where nodes were passed over for memory,
+/// what would fit their devices (docs/placement.md, "Memory fit").
+fn memory_lines(names: &Names<'_>, model: u32, a: &Attempt) -> Vec<String> {
+    let mut tried: Vec<u32> = a.tallies.iter().map(|t| t.profile).collect();
+    tried.extend(a.rejections.iter().map(|r| r.profile));
+    tried.extend(a.placement.as_ref().map(|p| p.profile));
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for pi in tried {
+        if seen.contains(&pi) {
+            continue;
+        }
+        seen.push(pi);
+        let p = names.profile(model, pi);
+        let (Some(weights), Some(s)) = (p.memory.weight_bytes, &p.memory.sizing) else { continue };
+        let (tp, pp) = crate::placement::memory_parallel(p);
+        let parts = s.parts(weights, tp, pp);
+        let per = if p.cpu_only() {
+            "of host memory"
+        } else if p.mig_profile.is_some() {
+            "per MIG device"
+        } else {
+            "per GPU"
+        };
+        out.push(format!("memory, profile {}: {parts} = {:.1} GiB {per}", p.name, parts.total() / crate::shape::GIB));
+        let short = a
+            .rejections
+            .iter()
+            .filter(|r| r.profile == pi && matches!(r.reason, Reason::GpuFit { .. } | Reason::HostFit { .. }))
+            .filter_map(|r| r.node)
+            .map(|n| names.fleet.device_memory_mb(n, p))
+            .filter(|&mb| mb > 0)
+            .min();
+        if let Some(mb) = short {
+            let memory = mb as f64 * 1024.0 * 1024.0;
+            let usable = s.utilization * memory / crate::shape::GIB;
+            let device = match &p.mig_profile {
+                _ if p.cpu_only() => "of the node's memory".to_string(),
+                Some(mig) => format!("per {} MIG {mig} device", p.class_label()),
+                None => format!("per {} GPU", p.class_label()),
+            };
+            let hint = crate::fit::hint(p, memory, most_per_node(names, p));
+            out.push(format!("  {usable:.1} GiB usable {device}: {hint}"));
+        }
+    }
+    out
+}
+
+/// The most GPUs of the profile's class on one node of the fleet.
+fn most_per_node(names: &Names<'_>, p: &crate::catalog::Profile) -> u32 {
+    let Some(class) = p.gpu_class.as_deref() else { return 1 };
+    names.fleet.inv.nodes.iter().map(|n| n.gpus.iter().filter(|g| g.class == class).count() as u32).max().unwrap_or(1)
 }

@@ -86,7 +86,9 @@ fn seeds() -> Vec<(&'static str, String)> {
     let inv = llmgw::load::inventories(&[concat!(env!("CARGO_MANIFEST_DIR"), "/examples/fleet.toml")]).unwrap();
     let json = llmgw::output::render_inventory(&inv, llmgw::doc::Format::Json).unwrap();
     let yaml = llmgw::output::render_inventory(&inv, llmgw::doc::Format::Yaml).unwrap();
-    vec![("x.toml", CATALOG.to_string()), ("x.toml", INVENTORY.to_string()), ("x.json", json), ("x.yaml", yaml)]
+    // The catalog by its own path: its models' config.json files are beside it.
+    let catalog = concat!(env!("CARGO_MANIFEST_DIR"), "/catalog/fleet.toml");
+    vec![(catalog, CATALOG.to_string()), ("x.toml", INVENTORY.to_string()), ("x.json", json), ("x.yaml", yaml)]
 }
 
 proptest! {

@@ -8,6 +8,7 @@ mod diagnostics;
 mod discovery;
 mod docs;
 mod engine_check;
+mod fit;
 mod generated;
 mod hardening;
 mod hostile_imports;

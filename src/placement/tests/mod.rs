@@ -12,6 +12,7 @@ use crate::inventory::Inventory;
 use crate::report::Names;
 
 mod generate;
+mod memory;
 use generate::*;
 
 fn load(catalog: &str, inventory: &str) -> (Catalog, Inventory) {
