@@ -1434,7 +1434,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__render__subcmd__slurm)
-            opts="-i -o -h -V --catalog --inventory --output --endpoints --stop --log-dir --partition --account --qos --time --container --color --max-input-bytes --help --version"
+            opts="-i -o -h -V --catalog --inventory --output --endpoints --stop --log-dir --partition --account --qos --time --container --cache-dir --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1490,6 +1490,10 @@ _llmgw() {
                     ;;
                 --container)
                     COMPREPLY=($(compgen -W "pyxis" -- "${cur}"))
+                    return 0
+                    ;;
+                --cache-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)

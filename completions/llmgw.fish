@@ -199,7 +199,8 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subc
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l account -d 'sbatch --account' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l qos -d 'sbatch --qos' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l time -d 'sbatch --time' -r
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l container -d 'Run profiles that name an image in a container (pyxis: srun --container-image)' -r -f -a "pyxis\t'NVIDIA\'s pyxis SPANK plugin (enroot)'"
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l container -d 'Run every replica in its profile\'s image, else its engine\'s default image (pyxis: srun --container-image)' -r -f -a "pyxis\t'NVIDIA\'s pyxis SPANK plugin (enroot)'"
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l cache-dir -d 'With --container: the node folder hub downloads go to, mounted into the container as HF_HOME [default: $HOME/.cache/huggingface]' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
 never\t''"

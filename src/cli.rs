@@ -388,9 +388,14 @@ pub struct RenderSlurmArgs {
     /// sbatch --time
     #[arg(long, value_name = "TIME")]
     pub time: Option<String>,
-    /// Run profiles that name an image in a container (pyxis: srun --container-image)
+    /// Run every replica in its profile's image, else its engine's default
+    /// image (pyxis: srun --container-image)
     #[arg(long, value_enum, value_name = "RUNTIME")]
     pub container: Option<ContainerRuntime>,
+    /// With --container: the node folder hub downloads go to, mounted into
+    /// the container as HF_HOME [default: $HOME/.cache/huggingface]
+    #[arg(long, value_name = "DIR", requires = "container")]
+    pub cache_dir: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -42,8 +42,9 @@ pub struct Ports {
     pub ray_client: u16,
     /// SGLang's `--dist-init-addr` port on the leader (multi-node SGLang).
     pub dist: u16,
-    /// The TGI launcher's shard rendezvous port (sharded TGI); only given
-    /// on the command line when another replica on the node has the default.
+    /// The TGI launcher's shard rendezvous port (sharded TGI; only given
+    /// on the command line when another replica on the node has the
+    /// default), or vLLM's `--master-port` across nodes.
     pub master: u16,
 }
 
@@ -52,6 +53,12 @@ pub const RAY_PORT: u16 = 6379;
 pub const RAY_CLIENT_PORT: u16 = 10001;
 pub const DIST_PORT: u16 = 20000;
 pub const TGI_MASTER_PORT: u16 = 29500;
+pub const VLLM_MASTER_PORT: u16 = 29501;
+
+/// The first vLLM release whose `vllm serve` runs across nodes on its own
+/// multiprocessing backend (`--nnodes --node-rank --master-addr
+/// --master-port`, `--headless` on the other nodes): docs/serving.md cites it.
+pub const VLLM_MP_FROM: (u32, u32, u32) = (0, 11, 1);
 
 impl Ports {
     /// The profile's port, else the engine's, and the default start-up ports.
@@ -61,18 +68,46 @@ impl Ports {
             ray: RAY_PORT,
             ray_client: RAY_CLIENT_PORT,
             dist: DIST_PORT,
-            master: TGI_MASTER_PORT,
+            master: if p.engine.name == "vllm" { VLLM_MASTER_PORT } else { TGI_MASTER_PORT },
         }
     }
 }
 
 /// Which ports a replica's start-up needs besides its HTTP port.
-pub fn needs_master(p: &Profile) -> bool {
-    p.engine.name == "tgi" && p.gpus_per_node > 1
+pub fn needs_master(p: &Profile, nodes: usize, ray: bool) -> bool {
+    (p.engine.name == "tgi" && p.gpus_per_node > 1) || (p.engine.name == "vllm" && nodes > 1 && !ray)
 }
 
-pub fn needs_ray(p: &Profile, nodes: usize) -> bool {
-    nodes > 1 && p.engine.name == "vllm"
+pub fn needs_ray(p: &Profile, nodes: usize, ray: bool) -> bool {
+    nodes > 1 && p.engine.name == "vllm" && ray
+}
+
+/// SGLang's scheduler and detokenizer take the ports after its
+/// `--dist-init-addr` one: a replica books this many from there.
+pub const DIST_BLOCK: u16 = 8;
+
+/// Whether a multi-node vLLM replica starts over Ray: the profile says
+/// `launcher = "ray"`, or its vLLM is older than the first release with
+/// the multiprocessing backend across nodes: the version every node
+/// reports in `engines`, else the profile image's tag. Unknown: the
+/// current vLLM of the default image.
+pub fn vllm_over_ray(p: &Profile, nodes: &[&crate::inventory::Node]) -> bool {
+    if p.engine.name != "vllm" || nodes.len() < 2 {
+        return false;
+    }
+    if p.serving.launcher.as_deref() == Some("ray") {
+        return true;
+    }
+    let reported: Vec<Option<(u32, u32, u32)>> = nodes
+        .iter()
+        .map(|n| n.engines.as_ref().and_then(|e| e.get("vllm")).and_then(|v| crate::images::version(v)))
+        .collect();
+    let version = if reported.iter().all(Option::is_some) {
+        reported.into_iter().flatten().min()
+    } else {
+        p.serving.image.as_deref().and_then(crate::images::tag).and_then(crate::images::version)
+    };
+    version.is_some_and(|v| v < VLLM_MP_FROM)
 }
 
 pub fn needs_dist(p: &Profile, nodes: usize) -> bool {
@@ -105,6 +140,8 @@ pub struct Spec<'a> {
     pub weights: &'a Weights,
     pub nodes: u32,
     pub ports: Ports,
+    /// A multi-node vLLM starts over Ray (`vllm_over_ray`).
+    pub ray: bool,
 }
 
 /// How long multi-node start-up waits for its peers before it gives up,
@@ -165,11 +202,9 @@ impl Spec<'_> {
                 v
             }
             "llama.cpp" => {
-                let model = match self.weights {
-                    Weights::Local(_) => w("-m"),
-                    Weights::Hub(_) => w("-hf"),
-                };
-                let mut v = vec![w("llama-server"), model, src, w("--host"), w("0.0.0.0"), w("--port"), port];
+                let mut v = vec![w("llama-server")];
+                v.extend(gguf_args(self.weights));
+                v.extend([w("--host"), w("0.0.0.0"), w("--port"), port]);
                 if !self.profile.cpu_only() {
                     v.extend([w("--n-gpu-layers"), w("999")]);
                 }
@@ -190,8 +225,9 @@ impl Spec<'_> {
     /// The node's start-up as a POSIX shell script, for one role.
     pub fn script(&self, role: Role, p: &Platform) -> String {
         match (self.engine(), role) {
-            ("vllm", Role::Leader) => self.ray_leader(p),
-            ("vllm", Role::Worker) => self.ray_worker(p),
+            ("vllm", Role::Leader) if self.ray => self.ray_leader(p),
+            ("vllm", Role::Worker) if self.ray => self.ray_worker(p),
+            ("vllm", Role::Leader | Role::Worker) => self.vllm_rank(role, p),
             ("sglang", Role::Leader | Role::Worker) => self.sglang_rank(p),
             ("ollama", _) => self.ollama(),
             _ => format!("exec {}", words(&self.argv().unwrap_or_default())),
@@ -203,10 +239,33 @@ impl Spec<'_> {
         format!("deadline=$(( $(date +%s) + ${{LLMGW_START_TIMEOUT:-{START_TIMEOUT_S}}} ))\n")
     }
 
-    /// vLLM's leader: a Ray head of its own, then wait until all N nodes
-    /// have joined it (vLLM refuses a smaller cluster at once), then serve
-    /// over Ray. RAY_ADDRESS pins the poll and vLLM to this head, never to
-    /// whichever Ray cluster the node ran last.
+    /// vLLM across nodes on its own multiprocessing backend: every node
+    /// runs `vllm serve` with the replica's whole TP x PP, the node count,
+    /// its rank and the leader's address; the others `--headless` (only
+    /// rank 0 serves HTTP). vLLM waits for its peers itself.
+    fn vllm_rank(&self, role: Role, p: &Platform) -> String {
+        let n = self.nodes;
+        let mut argv = self.argv().unwrap_or_default();
+        let at = argv.iter().position(|a| a == "--served-model-name").unwrap_or(argv.len());
+        argv.splice(at..at, ["--pipeline-parallel-size".to_string(), n.to_string()]);
+        let head = words(&argv[..at + 2]);
+        let tail = words(&argv[at + 2..]);
+        let headless = if role == Role::Worker { " --headless" } else { "" };
+        format!(
+            "exec {head} --nnodes {n} --node-rank \"${rank}\" --master-addr \"${leader}\" --master-port {port}{headless} {tail}",
+            rank = p.rank,
+            leader = p.leader,
+            port = self.ports.master,
+        )
+    }
+
+    /// vLLM's leader on Ray (older vLLM, or `launcher = "ray"`): a Ray head
+    /// of its own, then wait until all N nodes have joined it (vLLM refuses
+    /// a smaller cluster at once), then serve over Ray. RAY_ADDRESS pins
+    /// the poll and vLLM to this head, never to whichever Ray cluster the
+    /// node ran last. No Ray client server: it needs grpcio, which vLLM's
+    /// Ray does not bring, and vLLM does not use it. A head that fails to
+    /// start ends the script at once, with Ray's own message above.
     fn ray_leader(&self, p: &Platform) -> String {
         let n = self.nodes;
         let ports = self.ports;
@@ -223,8 +282,9 @@ impl Spec<'_> {
         );
         let count = "import ray; ray.init(); print(sum(1 for n in ray.nodes() if n[\"Alive\"]))";
         format!(
-            "export RAY_ADDRESS=\"${leader}:{ray}\"\n\
-             ray start --head --port={ray} --ray-client-server-port={client} --include-dashboard=false --disable-usage-stats\n\
+            "{ray_here}\
+             export RAY_ADDRESS=\"${leader}:{ray}\"\n\
+             ray start --head --port={ray} --include-dashboard=false --disable-usage-stats || {{ echo \"llmgw: ray start --head failed (see above); giving up\" >&2; exit 1; }}\n\
              {deadline}\
              while :; do\n\
              \x20 alive=$(python3 -c {count} 2>/dev/null | tail -n 1)\n\
@@ -237,9 +297,9 @@ impl Spec<'_> {
              \x20 sleep 5\n\
              done\n\
              exec {serve}",
+            ray_here = RAY_HERE,
             leader = p.leader,
             ray = ports.ray,
-            client = ports.ray_client,
             deadline = Self::deadline(),
             count = quote(count),
             serve = words(&serve),
@@ -247,17 +307,28 @@ impl Spec<'_> {
     }
 
     /// A Ray worker joins its leader's head, retrying until the head is up:
-    /// nothing makes the leader start first.
+    /// nothing makes the leader start first. The shell hands it the signal
+    /// that stops the container and waits for it, so a stop is not held up
+    /// for the whole grace period.
     fn ray_worker(&self, p: &Platform) -> String {
         format!(
-            "{deadline}\
-             until ray start --address=\"${leader}:{ray}\" --disable-usage-stats --block; do\n\
+            "{ray_here}\
+             stopping=0\n\
+             trap 'stopping=1; kill -TERM \"$server\" 2>/dev/null' TERM INT\n\
+             {deadline}\
+             while :; do\n\
+             \x20 ray start --address=\"${leader}:{ray}\" --disable-usage-stats --block &\n\
+             \x20 server=$!\n\
+             \x20 wait \"$server\"; code=$?\n\
+             \x20 while kill -0 \"$server\" 2>/dev/null; do wait \"$server\"; code=$?; done\n\
+             \x20 [ \"$stopping\" = 1 ] && exit \"$code\"\n\
              \x20 if [ \"$(date +%s)\" -ge \"$deadline\" ]; then\n\
              \x20   echo \"llmgw: could not join the Ray head at ${leader}:{ray} before the deadline (LLMGW_START_TIMEOUT=${{LLMGW_START_TIMEOUT:-{START_TIMEOUT_S}}} s); giving up\" >&2\n\
              \x20   exit 1\n\
              \x20 fi\n\
              \x20 sleep 5\n\
              done",
+            ray_here = RAY_HERE,
             deadline = Self::deadline(),
             leader = p.leader,
             ray = self.ports.ray,
@@ -326,6 +397,10 @@ impl Spec<'_> {
     }
 }
 
+/// Ray must be there: current vLLM images no longer ship it, and a
+/// script that carried on without it would only time out.
+const RAY_HERE: &str = "command -v ray >/dev/null 2>&1 || { echo \"llmgw: this vLLM starts across nodes over Ray, but ray is not installed here (install 'ray[default]', or run vLLM 0.11.1 or later without launcher = ray: it needs no Ray)\" >&2; exit 1; }\n";
+
 /// Waits for `$server`: a signal the trap forwards interrupts the wait,
 /// so wait again until the server has finished, and exit as it did.
 const WAIT_SERVER: &str = "wait \"$server\"\n\
@@ -353,18 +428,35 @@ pub fn words(v: &[String]) -> String {
     v.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
 }
 
-/// The default image per engine, when the profile names none.
-pub fn default_image(engine: &str, gpu: bool) -> &'static str {
-    match engine {
-        "vllm" => "vllm/vllm-openai:v0.6.3",
-        "sglang" => "lmsysorg/sglang:v0.4.1-cu124",
-        "llama.cpp" if gpu => "ghcr.io/ggml-org/llama.cpp:server-cuda",
-        "llama.cpp" => "ghcr.io/ggml-org/llama.cpp:server",
-        "tgi" => "ghcr.io/huggingface/text-generation-inference:2.4.0",
-        "trtllm" => "nvcr.io/nvidia/tensorrt-llm/release:0.15.0",
-        _ => "ollama/ollama:0.5.4",
+pub use crate::images::default_image;
+
+/// How llama.cpp is told its model: a local file `-m PATH`; from the hub
+/// `ORG/REPO/FILE.gguf` as `--hf-repo ORG/REPO --hf-file FILE.gguf`, and
+/// `ORG/REPO[:QUANT]` as `-hf ORG/REPO[:QUANT]` (llama.cpp picks the file
+/// of that quantisation).
+pub fn gguf_args(weights: &Weights) -> Vec<String> {
+    match weights {
+        Weights::Local(path) => vec!["-m".into(), path.clone()],
+        Weights::Hub(src) => {
+            let mut parts = src.splitn(3, '/');
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(org), Some(repo), Some(file)) if file.ends_with(".gguf") => {
+                    vec!["--hf-repo".into(), format!("{org}/{repo}"), "--hf-file".into(), file.to_string()]
+                }
+                _ => vec!["-hf".into(), src.clone()],
+            }
+        }
     }
 }
+
+/// A llama.cpp source that is only a file name (`qwen2.5-7b-q4_k_m.gguf`):
+/// no repository to fetch it from.
+pub fn is_gguf_file_name(p: &Profile, source: &str) -> bool {
+    p.engine.name == "llama.cpp" && !source.contains('/')
+}
+
+/// What to give llama.cpp instead of a bare file name.
+pub const GGUF_HELP: &str = "give the repository, `ORG/REPO:QUANT` (llama.cpp picks the file) or `ORG/REPO/FILE.gguf`, or put the file on the nodes (discover lists it under `weights`)";
 
 #[cfg(test)]
 mod tests {

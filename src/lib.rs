@@ -19,6 +19,7 @@ pub mod doc;
 pub mod engine_check;
 pub mod engines;
 pub mod fit;
+pub mod images;
 pub mod import;
 pub mod input;
 pub mod inventory;

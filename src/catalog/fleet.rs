@@ -94,6 +94,20 @@ pub fn fleet_checks(cat: &Catalog, inv: &Inventory) -> Vec<Diag> {
                 );
             }
             requests(cat, m, p, &facts, &mut out);
+            let source = p.source.as_deref().unwrap_or(&m.name);
+            if crate::launch::is_gguf_file_name(p, source) && !inv.nodes.iter().any(|n| n.gguf_copy(source).is_some()) {
+                out.push(
+                    Diag::error(
+                        Code::GgufFileName,
+                        format!(
+                            "`{source}` (profile `{}` of `{}`) is a file name, not a Hugging Face repository, and no node holds a copy: llama.cpp cannot start it",
+                            p.name, m.name
+                        ),
+                    )
+                    .at(&cat.src, p.engine_span, "llama.cpp needs a repository or a local file")
+                    .help(crate::launch::GGUF_HELP),
+                );
+            }
             if facts.any_reports_engines && !facts.engines_seen.contains(p.engine.name) {
                 out.push(
                     Diag::warning(

@@ -187,7 +187,25 @@ pub(super) fn kubernetes_knobs(dec: &mut Decoder, n: &doc::Node<'_>) -> Option<s
 /// `slurm = { partition, account, qos, time, constraint }`.
 pub(super) fn slurm_knobs(dec: &mut Decoder, n: &doc::Node<'_>) -> Option<super::SlurmKnobs> {
     let mut t = dec.table(n, "slurm table")?;
-    let mut get = |key: &str| t.optional(dec, key, |dec, n| dec.string(n, key));
+    // Each is written on a `#SBATCH` line, which sbatch splits at spaces.
+    let mut get = |key: &str| {
+        t.optional(dec, key, |dec, n| {
+            let v = dec.string(n, key)?;
+            let bad =
+                v.is_empty() || v.chars().any(|c| c.is_whitespace() || c.is_control() || matches!(c, '\'' | '"' | '#'));
+            if bad {
+                dec.error(
+                    Code::WrongType,
+                    n.span,
+                    format!("slurm.{key} `{}` cannot be written in a #SBATCH line", crate::term::escape(&v)),
+                    "not an sbatch value",
+                    Some("give a value without spaces, quotes, `#` or control characters".to_string()),
+                );
+                return None;
+            }
+            Some(v)
+        })
+    };
     let (partition, account, qos, time, constraint) =
         (get("partition"), get("account"), get("qos"), get("time"), get("constraint"));
     t.finish(dec, super::SLURM_FIELDS);

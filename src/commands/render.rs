@@ -110,6 +110,7 @@ pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
         qos: a.qos.clone(),
         time: a.time.clone(),
         pyxis: a.container == Some(cli::ContainerRuntime::Pyxis),
+        cache_dir: a.cache_dir.clone(),
     };
     let target = out::target(a.common.output.as_deref())?;
     let inp = inputs(&a.common)?;

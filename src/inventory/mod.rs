@@ -320,6 +320,23 @@ impl Node {
         let dir = self.disk.as_ref().map(|d| d.path.trim_end_matches('/')).filter(|d| !d.is_empty())?;
         Some(format!("{dir}/{}", source.trim_start_matches('/')))
     }
+    /// The `.gguf` file llama.cpp is to load for a source: the source's own
+    /// copy when it is a file, else the first `SOURCE/*.gguf` the node
+    /// lists (discover lists each GGUF file of a cached model that way).
+    pub fn gguf_copy(&self, source: &str) -> Option<String> {
+        if source.ends_with(".gguf") {
+            return self.local_copy(source);
+        }
+        let prefix = format!("{}/", source.trim_end_matches('/'));
+        let file = self
+            .weights
+            .as_ref()?
+            .iter()
+            .filter(|w| w.source.starts_with(&prefix) && w.source.ends_with(".gguf"))
+            .map(|w| w.source.as_str())
+            .min()?;
+        self.local_copy(file)
+    }
     /// The memory workloads may request, MiB (0: not reported).
     pub fn memory_schedulable_mb(&self) -> u64 {
         self.memory_allocatable_mb.unwrap_or(self.memory_total_mb)

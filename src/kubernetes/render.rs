@@ -421,8 +421,14 @@ impl Ctx<'_, '_> {
         let j = self.job;
         let p = j.profile;
         let ports = Ports::defaults(p);
-        let spec =
-            Spec { profile: p, served_name: &j.entry.model, weights: &j.weights, nodes: j.nodes.len() as u32, ports };
+        let spec = Spec {
+            profile: p,
+            served_name: &j.entry.model,
+            weights: &j.weights,
+            nodes: j.nodes.len() as u32,
+            ports,
+            ray: j.ray,
+        };
         let (command, args) = match (p.engine.name, role) {
             // The llama.cpp server image's entrypoint is the server itself,
             // and it is not on PATH there: give it arguments only.

@@ -31,6 +31,8 @@ pub struct Job<'a> {
     /// a replica that already runs (whose plan entry names none), its
     /// nodes' adapters on the first fabric they all share.
     pub hcas: Vec<String>,
+    /// A multi-node vLLM that starts over Ray (`launch::vllm_over_ray`).
+    pub ray: bool,
 }
 
 /// What a replica asks for on each of its nodes; `None`: not known.
@@ -151,10 +153,26 @@ pub fn resolve<'a>(plan: &'a Plan, cat: &'a Catalog, inv: &'a Inventory) -> Resu
             continue;
         }
         let weights = weights(e, model, profile, &nodes);
+        if let Weights::Hub(source) = &weights
+            && crate::launch::is_gguf_file_name(profile, source)
+        {
+            errors.push(at(Diag::error(
+                Code::GgufFileName,
+                format!(
+                    "{} r{}: llama.cpp's source `{}` is a file name, not a Hugging Face repository, and its node holds no copy of it",
+                    e.model,
+                    e.replica,
+                    crate::term::escape(source)
+                ),
+            )
+            .help(crate::launch::GGUF_HELP)));
+            continue;
+        }
         let per_node = per_node(e);
         let resources = least(&per_node);
         let hcas = hcas(e, &nodes);
-        jobs.push(Job { entry: e, model, profile, nodes, weights, resources, per_node, hcas });
+        let ray = crate::launch::vllm_over_ray(profile, &nodes);
+        jobs.push(Job { entry: e, model, profile, nodes, weights, resources, per_node, hcas, ray });
     }
     warnings.extend(resource_warning(&jobs));
     if errors.is_empty() { Ok(Resolved { plan, jobs, skipped, warnings }) } else { Err(errors) }
@@ -245,7 +263,10 @@ fn weights(e: &Entry, model: &Model, p: &Profile, nodes: &[&Node]) -> Weights {
     if p.engine.name == "ollama" {
         return Weights::Hub(source);
     }
-    let paths: Vec<Option<String>> = nodes.iter().map(|n| n.local_copy(&source)).collect();
+    let paths: Vec<Option<String>> = nodes
+        .iter()
+        .map(|n| if p.engine.name == "llama.cpp" { n.gguf_copy(&source) } else { n.local_copy(&source) })
+        .collect();
     match paths.first() {
         Some(Some(first)) if paths.iter().all(|p| p.as_ref() == Some(first)) && e.nodes.len() == nodes.len() => {
             Weights::Local(first.clone())

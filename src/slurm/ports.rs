@@ -34,6 +34,20 @@ impl<'a> PortBook<'a> {
         p
     }
 
+    /// The first `len` consecutive ports from `from` up that none of the
+    /// nodes uses, all booked (SGLang takes the ports after its dist one).
+    pub fn take_block(&mut self, nodes: &[&'a str], from: u16, len: u16) -> u16 {
+        let mut p = from;
+        let used = |b: &Self, q: u16| nodes.iter().any(|n| b.used.get(n).is_some_and(|u| u.contains(&q)));
+        while p < u16::MAX - len && (p..p + len).any(|q| used(self, q)) {
+            p += 1;
+        }
+        for q in p..p.saturating_add(len) {
+            self.book(nodes, q);
+        }
+        p
+    }
+
     /// Marks a port as used on the nodes, whoever else had it.
     pub fn book(&mut self, nodes: &[&'a str], p: u16) {
         for n in nodes {
@@ -41,9 +55,13 @@ impl<'a> PortBook<'a> {
         }
     }
 
-    /// Marks every port of a replica as used on its nodes.
+    /// Marks every port of a replica as used on its nodes, SGLang's
+    /// block above its dist port included.
     pub fn book_all(&mut self, nodes: &[&'a str], p: &Ports) {
-        for port in [p.http, p.ray, p.ray_client, p.dist, p.master] {
+        for port in [p.http, p.ray, p.ray_client, p.master] {
+            self.book(nodes, port);
+        }
+        for port in p.dist..p.dist.saturating_add(crate::launch::DIST_BLOCK) {
             self.book(nodes, port);
         }
     }
@@ -144,6 +162,11 @@ mod tests {
         assert_eq!(b.take(&["n2"], 8000), 8000);
         assert_eq!(b.take(&["n1", "n2"], 8000), 8002);
         assert_eq!(b.take(&["n2"], 8001), 8001);
+        // A block: no port of it taken on any of its nodes.
+        assert_eq!(b.take(&["n3"], 20003), 20003);
+        assert_eq!(b.take_block(&["n3"], 20000, 8), 20004);
+        assert_eq!(b.take_block(&["n3", "n4"], 20000, 8), 20012);
+        assert_eq!(b.take_block(&["n4"], 20000, 8), 20000);
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub struct Settings {
     pub qos: Option<String>,
     pub time: Option<String>,
     pub pyxis: bool,
+    /// Where hub downloads go under pyxis (default `$HOME/.cache/huggingface`).
+    pub cache_dir: Option<String>,
 }
 
 /// Every task of a job learns the leader from `LLMGW_LEADER` (the job's
@@ -157,14 +159,13 @@ fn take_ports<'a>(book: &mut PortBook<'a>, nodes: &[&'a str], j: &Job<'_>) -> Po
     let wanted = Ports::defaults(j.profile);
     let mut ports = wanted;
     ports.http = book.take(nodes, wanted.http);
-    if launch::needs_ray(j.profile, j.nodes.len()) {
+    if launch::needs_ray(j.profile, j.nodes.len(), j.ray) {
         ports.ray = book.take(nodes, wanted.ray);
-        ports.ray_client = book.take(nodes, wanted.ray_client);
     }
     if launch::needs_dist(j.profile, j.nodes.len()) {
-        ports.dist = book.take(nodes, wanted.dist);
+        ports.dist = book.take_block(nodes, wanted.dist, launch::DIST_BLOCK);
     }
-    if launch::needs_master(j.profile) {
+    if launch::needs_master(j.profile, j.nodes.len(), j.ray) {
         ports.master = book.take(nodes, wanted.master);
     }
     ports
@@ -197,6 +198,7 @@ fn settings_values(s: &Settings) -> Vec<Diag> {
         ("--account", &s.account),
         ("--qos", &s.qos),
         ("--time", &s.time),
+        ("--cache-dir", &s.cache_dir),
     ]
     .into_iter()
     .filter_map(|(flag, v)| {
@@ -267,7 +269,16 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
     let logs = s.log_dir.as_deref().map(|d| format!("{}/", d.trim_end_matches('/'))).unwrap_or_default();
     let _ = writeln!(t, "#SBATCH --output={logs}%x-%j.out");
     let _ = writeln!(t, "#SBATCH --error={logs}%x-%j.err");
-    for (flag, v) in [("partition", &s.partition), ("account", &s.account), ("qos", &s.qos), ("time", &s.time)] {
+    // The profile's own `slurm` table wins over the flags (a CPU-only
+    // profile may name the CPU partition).
+    let k = &p.serving.slurm;
+    for (flag, v) in [
+        ("partition", k.partition.as_ref().or(s.partition.as_ref())),
+        ("account", k.account.as_ref().or(s.account.as_ref())),
+        ("qos", k.qos.as_ref().or(s.qos.as_ref())),
+        ("time", k.time.as_ref().or(s.time.as_ref())),
+        ("constraint", k.constraint.as_ref()),
+    ] {
         if let Some(v) = v {
             let _ = writeln!(t, "#SBATCH --{flag}={v}");
         }
@@ -291,17 +302,40 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
     if let Some(c) = cpus {
         let _ = write!(srun, " --cpus-per-task={c}");
     }
-    if let (true, Some(image)) = (s.pyxis, &p.serving.image) {
+    let image =
+        p.serving.image.as_deref().unwrap_or_else(|| crate::launch::default_image(p.engine.name, !p.cpu_only()));
+    let in_llama_image = s.pyxis && image.contains("ggml-org/llama.cpp");
+    if s.pyxis {
         let _ = write!(srun, " --container-image={}", quote(&pyxis_image(image)));
-        // The node's copy of the weights, seen at the same path inside.
-        if let crate::launch::Weights::Local(path) = &j.weights {
-            let _ = write!(srun, " --container-mounts={}", quote(&format!("{path}:{path}:ro")));
+        match &j.weights {
+            // The node's copy of the weights, seen at the same path inside.
+            crate::launch::Weights::Local(path) => {
+                let _ = write!(srun, " --container-mounts={}", quote(&format!("{path}:{path}:ro")));
+            }
+            // Hub downloads into the node's cache, not into the container's
+            // root file system, which pyxis throws away: a restart does not
+            // fetch the weights again.
+            crate::launch::Weights::Hub(_) if p.engine.name != "ollama" => {
+                let dir = s.cache_dir.as_deref().map_or_else(|| "~/.cache/huggingface".to_string(), quote);
+                let _ = writeln!(t, "export HF_HOME={dir}");
+                if p.engine.name == "llama.cpp" {
+                    t.push_str("export LLAMA_CACHE=\"$HF_HOME\"\n");
+                }
+                t.push_str("mkdir -p \"$HF_HOME\"\n");
+                srun.push_str(" --container-mounts=\"$HF_HOME:$HF_HOME\"");
+            }
+            crate::launch::Weights::Hub(_) => {}
         }
     }
-    let spec = Spec { profile: p, served_name: &e.model, weights: &j.weights, nodes: nodes as u32, ports };
+    let spec = Spec { profile: p, served_name: &e.model, weights: &j.weights, nodes: nodes as u32, ports, ray: j.ray };
     if nodes <= 1 {
         match spec.argv() {
-            Some(argv) => {
+            Some(mut argv) => {
+                // The llama.cpp image's server is its entrypoint, at
+                // /app/llama-server, not on PATH.
+                if in_llama_image && argv[0] == "llama-server" {
+                    argv[0] = "/app/llama-server".to_string();
+                }
                 let _ = writeln!(t, "{srun} {}", words(&argv));
             }
             None => {

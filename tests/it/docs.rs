@@ -222,3 +222,28 @@ fn the_format_pages_list_every_field_the_loaders_know_and_no_other() {
         same("docs/inventory.md", heading, llmgw::inventory::field_names(table));
     }
 }
+
+#[test]
+fn the_default_image_table_of_the_docs_is_the_one_render_uses() {
+    let text = std::fs::read_to_string(root().join("docs/serving.md")).unwrap();
+    let start = text.find("## Default images").expect("docs/serving.md has `## Default images`");
+    let body = &text[start..];
+    let end = body[3..].find("\n## ").map_or(body.len(), |e| e + 3);
+    let rows: Vec<Vec<String>> = body[..end]
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| engine") && !l.starts_with("|---"))
+        .map(|l| l.trim_matches('|').split(" | ").map(|c| c.trim().trim_matches('`').to_string()).collect())
+        .collect();
+    let want: Vec<Vec<String>> = llmgw::images::TABLE
+        .iter()
+        .map(|i| {
+            let cpu = if i.cpu == i.gpu { "the same".to_string() } else { i.cpu.to_string() };
+            vec![i.engine.to_string(), i.gpu.to_string(), cpu, i.released.to_string(), i.source.to_string()]
+        })
+        .collect();
+    assert_eq!(rows, want, "docs/serving.md's table and src/images.rs say the same");
+    for i in llmgw::images::TABLE {
+        assert!(!i.gpu.ends_with(":latest") && i.gpu.contains(':'), "{}: pin a release", i.engine);
+        assert_eq!(llmgw::launch::default_image(i.engine, true), i.gpu);
+    }
+}

@@ -33,7 +33,11 @@ n=$(ls "$LOG" | wc -l); printf '%s\0' "$(basename "$0")" "$@" > "$LOG/$n"
     }
     executable(&bin.join("python3"), &format!("{record}echo 2\n"));
     executable(&bin.join("scontrol"), "#!/bin/bash\necho n1\n");
-    executable(&bin.join("srun"), "#!/bin/bash\nwhile [[ \"$1\" == --* ]]; do shift; done\nexec \"$@\"\n");
+    // Inside the llama.cpp image the server is /app/llama-server.
+    executable(
+        &bin.join("srun"),
+        "#!/bin/bash\nwhile [[ \"$1\" == --* ]]; do shift; done\n[ \"$1\" = /app/llama-server ] && set -- llama-server \"${@:2}\"\nexec \"$@\"\n",
+    );
     bin
 }
 

@@ -259,7 +259,7 @@ fn an_interrupted_render_leaves_no_staging_folder_and_no_half_set() {
     let catalog = write(
         d,
         "c.toml",
-        "[[model]]\nname = \"m\"\nreplicas = 3000\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n",
+        "[[model]]\nname = \"m\"\nsource = \"Qwen/Qwen2.5-7B-Instruct-GGUF:Q4_K_M\"\nreplicas = 3000\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n",
     );
     let plan = d.join("plan.json");
     let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);

@@ -236,3 +236,212 @@ fn ollama_answers_under_the_catalog_name_is_ready_after_its_pull_and_stops_on_si
     assert!(crate::serve::get(&addr, "/").is_none(), "the server outlived its shell");
     let _ = status;
 }
+
+/// Renders a two-node vLLM replica on both platforms: (slurm script,
+/// kubernetes YAML). `profile_extra` goes into the profile; `engines`
+/// is what each node reports.
+fn two_node_vllm(profile_extra: &str, engines: &str) -> (String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let node = |id: &str| {
+        format!(
+            "[[node]]\nid = \"{id}\"\n{engines}\n[[node.fabric]]\nname = \"ib\"\n{}",
+            (0..8)
+                .map(|i| format!("[[node.gpu]]\nindex = {i}\nname = \"NVIDIA H100 80GB HBM3\"\n"))
+                .collect::<String>()
+        )
+    };
+    let fleet = write(d, "fleet.toml", &format!("{}{}", node("g1"), node("g2")));
+    let catalog = write(
+        d,
+        "c.toml",
+        &format!(
+            "[[model]]\nname = \"big\"\nsource = \"meta-llama/Llama-3.1-405B-Instruct\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\nnodes = 2\n{profile_extra}\n"
+        ),
+    );
+    let plan = d.join("plan.json");
+    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let render = |kind: &str| {
+        let out = run(&[
+            "render",
+            kind,
+            plan.to_str().unwrap(),
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "-i",
+            fleet.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&out), 0, "{}", transcript(&out));
+        stdout(&out)
+    };
+    (render("slurm"), render("kubernetes"))
+}
+
+/// vLLM across nodes runs on its own multiprocessing backend, every node
+/// but rank 0 headless, with a booked master port; Ray only for a vLLM
+/// older than v0.11.1 (the nodes' versions, else the image tag) or
+/// `launcher = "ray"`, and then without the Ray client port (it needs
+/// grpcio) and stopping at once when ray is missing or fails.
+#[test]
+fn vllm_across_nodes_runs_without_ray_unless_it_is_older_or_asked() {
+    let (slurm, kube) = two_node_vllm("", "");
+    for text in [&slurm, &kube] {
+        assert!(text.contains("--pipeline-parallel-size 2 --nnodes 2 --node-rank"), "{text}");
+        assert!(text.contains("--master-port 29501"), "{text}");
+        assert!(text.contains("--headless") && !text.contains("ray start"), "{text}");
+    }
+    // On Slurm one script: rank 0 serves, the others are headless.
+    let leader = slurm.split("else").next().unwrap();
+    assert!(leader.contains("SLURM_NODEID\" = 0") && !leader.contains("--headless"), "{slurm}");
+    // Older vLLM, by the nodes' versions or by the image's tag, or asked: Ray.
+    for (extra, engines) in [
+        ("", "engines = { vllm = \"0.10.2\" }"),
+        ("image = \"vllm/vllm-openai:v0.8.5\"", ""),
+        ("launcher = \"ray\"", "engines = { vllm = \"0.29.0\" }"),
+    ] {
+        let (slurm, kube) = two_node_vllm(extra, engines);
+        for text in [&slurm, &kube] {
+            assert!(
+                text.contains("ray start --head --port=6379 --include-dashboard=false"),
+                "{extra} {engines}: {text}"
+            );
+            assert!(!text.contains("--ray-client-server-port") && !text.contains("--nnodes"), "{text}");
+            assert!(text.contains("command -v ray"), "{text}");
+        }
+    }
+    // A node that reports a current version and an image tag that is no
+    // version: the mp backend.
+    let (slurm, _) = two_node_vllm("image = \"registry.local/vllm:latest\"", "engines = { vllm = \"0.12.0\" }");
+    assert!(slurm.contains("--nnodes 2"), "{slurm}");
+}
+
+/// GGUF sources: a repository with a quantisation, a repository's file, a
+/// local copy (the file, also of a cached repository), and a bare file
+/// name with no copy: refused by render, and by lint with the inventory.
+#[test]
+fn gguf_sources_render_as_llama_cpp_reads_them_and_a_bare_file_name_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = "/models/hub/models--Qwen--Qwen2.5-7B-Instruct-GGUF/snapshots/a1/qwen2.5-7b-instruct-q4_k_m.gguf";
+    let fleet = write(
+        d,
+        "fleet.toml",
+        &format!(
+            "[[node]]\nid = \"c1\"\ncpus = 64\nweights = [{{ source = \"Qwen/Qwen2.5-7B-Instruct-GGUF/qwen2.5-7b-instruct-q4_k_m.gguf\", path = \"{file}\" }}]\n"
+        ),
+    );
+    let render = |source: &str| {
+        let catalog = write(
+            d,
+            "c.toml",
+            &format!(
+                "[[model]]\nname = \"q\"\nsource = \"{source}\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n"
+            ),
+        );
+        let plan = d.join("plan.json");
+        let out =
+            run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
+        assert_eq!(code(&out), 0, "{}", transcript(&out));
+        let lint = run(&["lint", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap()]);
+        let out = run(&[
+            "render",
+            "slurm",
+            plan.to_str().unwrap(),
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "-i",
+            fleet.to_str().unwrap(),
+        ]);
+        (out, lint)
+    };
+    for (source, want) in [
+        (
+            "bartowski/Llama-3.2-3B-Instruct-GGUF:Q4_K_M",
+            "llama-server -hf bartowski/Llama-3.2-3B-Instruct-GGUF:Q4_K_M ",
+        ),
+        (
+            "bartowski/Llama-3.2-3B-Instruct-GGUF/Llama-3.2-3B-Instruct-Q4_K_M.gguf",
+            "llama-server --hf-repo bartowski/Llama-3.2-3B-Instruct-GGUF --hf-file Llama-3.2-3B-Instruct-Q4_K_M.gguf ",
+        ),
+        // The cached repository: the file in it.
+        ("Qwen/Qwen2.5-7B-Instruct-GGUF", &format!("llama-server -m {file} ")),
+        ("Qwen/Qwen2.5-7B-Instruct-GGUF/qwen2.5-7b-instruct-q4_k_m.gguf", &format!("llama-server -m {file} ")),
+    ] {
+        let (out, lint) = render(source);
+        assert_eq!(code(&out), 0, "{source}: {}", transcript(&out));
+        assert!(stdout(&out).contains(want), "{source}: {}", stdout(&out));
+        assert_eq!(code(&lint), 0, "{source}: {}", transcript(&lint));
+    }
+    let (out, lint) = render("qwen2.5-7b-instruct-q4_k_m.gguf");
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("llmgw::catalog::gguf-file-name"), "{}", transcript(&out));
+    assert!(stdout(&out).is_empty());
+    assert_eq!(code(&lint), 1, "{}", transcript(&lint));
+    assert!(String::from_utf8_lossy(&lint.stderr).contains("llmgw::catalog::gguf-file-name"), "{}", transcript(&lint));
+}
+
+/// pyxis: the llama.cpp image's server at /app/llama-server, hub downloads
+/// into a node folder mounted as HF_HOME; a profile's `slurm` table over
+/// the render flags.
+#[test]
+fn pyxis_runs_the_image_entrypoint_keeps_downloads_and_profiles_pick_their_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fleet = write(d, "fleet.toml", "[[node]]\nid = \"c1\"\ncpus = 64\n");
+    let catalog = write(
+        d,
+        "c.toml",
+        "[[model]]\nname = \"q\"\nsource = \"Qwen/Qwen2.5-7B-Instruct-GGUF:Q4_K_M\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\nslurm = { partition = \"cpu\", constraint = \"epyc&avx512\" }\n",
+    );
+    let plan = d.join("plan.json");
+    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let render = |extra: &[&str]| {
+        let mut args = vec![
+            "render",
+            "slurm",
+            plan.to_str().unwrap(),
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "-i",
+            fleet.to_str().unwrap(),
+            "--partition",
+            "gpu",
+            "--qos",
+            "high",
+        ];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        assert_eq!(code(&out), 0, "{}", transcript(&out));
+        stdout(&out)
+    };
+    let plain = render(&[]);
+    assert!(plain.contains("#SBATCH --partition=cpu\n") && !plain.contains("--partition=gpu"), "{plain}");
+    assert!(plain.contains("#SBATCH --qos=high\n") && plain.contains("#SBATCH --constraint=epyc&avx512\n"), "{plain}");
+    assert!(plain.contains(" llama-server -hf Qwen/Qwen2.5-7B-Instruct-GGUF:Q4_K_M "), "{plain}");
+    let pyxis = render(&["--container", "pyxis"]);
+    assert!(pyxis.contains("--container-image='ghcr.io#ggml-org/llama.cpp:server-b10472'"), "{pyxis}");
+    assert!(pyxis.contains(" /app/llama-server -hf "), "{pyxis}");
+    assert!(pyxis.contains("export HF_HOME=~/.cache/huggingface\n"), "{pyxis}");
+    assert!(pyxis.contains("--container-mounts=\"$HF_HOME:$HF_HOME\""), "{pyxis}");
+    let cached = render(&["--container", "pyxis", "--cache-dir", "/scratch/hf"]);
+    assert!(cached.contains("export HF_HOME=/scratch/hf\n"), "{cached}");
+    // The folder, as bash sees it, with HOME unset too.
+    let script = write(d, "s.sh", &pyxis.replace("srun ", "echo "));
+    let out = std::process::Command::new("bash").arg(&script).env("HOME", d).output().unwrap();
+    assert!(out.status.success() && d.join(".cache/huggingface").is_dir(), "{}", transcript(&out));
+    // A value sbatch would split is refused where it is written.
+    let bad = write(
+        d,
+        "bad.toml",
+        "[[model]]\nname = \"q\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\nslurm = { partition = \"a b\" }\n",
+    );
+    let out = run(&["lint", bad.to_str().unwrap()]);
+    assert_eq!(code(&out), 1, "{}", transcript(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot be written in a #SBATCH line"),
+        "{}",
+        transcript(&out)
+    );
+}

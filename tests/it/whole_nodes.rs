@@ -279,7 +279,7 @@ fn what_render_writes_fits_every_node_as_the_scheduler_checks_it() {
         "[[model]]\nname = \"whole\"\nreplicas = 2\n[[model.profile]]\nname = \"tp8\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\n\
          [[model]]\nname = \"small\"\nreplicas = 3\n[[model.profile]]\nname = \"tp1\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n\
          [[model]]\nname = \"mig\"\nreplicas = 4\nreplicas_per_node = 4\n[[model.profile]]\nname = \"1g\"\nengine = \"vllm\"\ngpu_class = \"a100-sxm4-80gb\"\nmig_profile = \"1g.10gb\"\n\
-         [[model]]\nname = \"gguf\"\nreplicas = 3\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n",
+         [[model]]\nname = \"gguf\"\nsource = \"Qwen/Qwen2.5-7B-Instruct-GGUF:Q4_K_M\"\nreplicas = 3\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n",
     );
     let plan_out = run(&["place", c.to_str().unwrap(), "-i", f.to_str().unwrap(), "--format", "json"]);
     let plan_file = write(d, "plan.json", &stdout(&plan_out));

@@ -1,0 +1,115 @@
+//! The image each engine runs in when a profile names none: current
+//! releases, each with its date and where that was read. docs/serving.md
+//! shows the same table; a test holds the two together.
+
+/// One engine's default image.
+pub struct Image {
+    pub engine: &'static str,
+    /// For GPU profiles.
+    pub gpu: &'static str,
+    /// For CPU-only profiles (the same image where the engine has one).
+    pub cpu: &'static str,
+    /// When that release came out (YYYY-MM-DD, or YYYY-MM where only the
+    /// month is known).
+    pub released: &'static str,
+    /// Where the tag and date were read.
+    pub source: &'static str,
+}
+
+pub const TABLE: &[Image] = &[
+    Image {
+        engine: "vllm",
+        gpu: "vllm/vllm-openai:v0.29.0",
+        cpu: "vllm/vllm-openai:v0.29.0",
+        released: "2026-09-09",
+        source: "coreweave/ml-containers PR #225 (vLLM v0.29.0)",
+    },
+    Image {
+        engine: "sglang",
+        gpu: "lmsysorg/sglang:v0.5.20-cu130",
+        cpu: "lmsysorg/sglang:v0.5.20-cu130",
+        released: "2026-09",
+        source: "Docker Hub lmsysorg/sglang, tag form of docker/Dockerfile (v0.5.20)",
+    },
+    Image {
+        engine: "tgi",
+        gpu: "ghcr.io/huggingface/text-generation-inference:3.3.7",
+        cpu: "ghcr.io/huggingface/text-generation-inference:3.3.7",
+        released: "2025-12-18",
+        source: "git tag v3.3.7 of huggingface/text-generation-inference (in maintenance since)",
+    },
+    Image {
+        engine: "llama.cpp",
+        gpu: "ghcr.io/ggml-org/llama.cpp:server-cuda-b10472",
+        cpu: "ghcr.io/ggml-org/llama.cpp:server-b10472",
+        released: "2026-08-17",
+        source: "llama.cpp release b10472; tags per .github/workflows/docker.yml",
+    },
+    Image {
+        engine: "trtllm",
+        gpu: "nvcr.io/nvidia/tensorrt-llm/release:1.2.1",
+        cpu: "nvcr.io/nvidia/tensorrt-llm/release:1.2.1",
+        released: "2026-04-16",
+        source: "TensorRT-LLM 1.2.1, the stable release tensorrtllm_backend PR #853 moved to",
+    },
+    Image {
+        engine: "ollama",
+        gpu: "ollama/ollama:0.32.15",
+        cpu: "ollama/ollama:0.32.15",
+        released: "2026-08-19",
+        source: "git tag v0.32.15 of ollama/ollama",
+    },
+];
+
+/// The default image of an engine, for a GPU or a CPU-only profile.
+pub fn default_image(engine: &str, gpu: bool) -> &'static str {
+    let i = TABLE.iter().find(|i| i.engine == engine).unwrap_or(&TABLE[TABLE.len() - 1]);
+    if gpu { i.gpu } else { i.cpu }
+}
+
+/// A version from an image tag or an `engines` entry: `v0.11.1`,
+/// `0.6.3.post1`, `0.12.0rc2+cu128` -> (0, 11, 1) ...; `None` when it does
+/// not start with a number (`latest`, `nightly`, `unknown`).
+pub fn version(s: &str) -> Option<(u32, u32, u32)> {
+    let s = s.trim().trim_start_matches(['v', 'V']);
+    let mut parts = s.split('.').map(|p| {
+        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u32>().ok()
+    });
+    let major = parts.next()??;
+    let minor = parts.next().flatten().unwrap_or(0);
+    let patch = parts.next().flatten().unwrap_or(0);
+    Some((major, minor, patch))
+}
+
+/// The tag of an image reference (`vllm/vllm-openai:v0.6.3` -> `v0.6.3`),
+/// not a registry port (`localhost:5000/x` has none).
+pub fn tag(image: &str) -> Option<&str> {
+    let last = image.rsplit('/').next()?;
+    let name = last.split('@').next()?;
+    name.split_once(':').map(|(_, t)| t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_tags_are_read() {
+        assert_eq!(version("v0.11.1"), Some((0, 11, 1)));
+        assert_eq!(version("0.6.3.post1"), Some((0, 6, 3)));
+        assert_eq!(version("0.12.0rc2+cu128"), Some((0, 12, 0)));
+        assert_eq!(version("0.10"), Some((0, 10, 0)));
+        assert_eq!(version("latest"), None);
+        assert_eq!(tag("vllm/vllm-openai:v0.6.3"), Some("v0.6.3"));
+        assert_eq!(tag("localhost:5000/vllm"), None);
+        assert_eq!(tag("reg:5000/vllm/vllm-openai:v0.8.0@sha256:ab"), Some("v0.8.0"));
+    }
+
+    #[test]
+    fn every_engine_has_a_default() {
+        for e in ["vllm", "sglang", "tgi", "llama.cpp", "trtllm", "ollama"] {
+            assert!(TABLE.iter().any(|i| i.engine == e), "{e}");
+        }
+    }
+}
