@@ -1360,7 +1360,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__render__subcmd__kubernetes)
-            opts="-i -o -n -h -V --catalog --inventory --output --endpoints --stop --namespace --rdma-resource --priority-class --service-account --image-pull-secret --color --max-input-bytes --help --version"
+            opts="-i -o -n -h -V --catalog --inventory --output --endpoints --stop --allow-stale --format --namespace --rdma-resource --priority-class --service-account --image-pull-secret --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1392,6 +1392,10 @@ _llmgw() {
                     ;;
                 --stop)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
                 --namespace)
@@ -1434,7 +1438,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__render__subcmd__slurm)
-            opts="-i -o -h -V --catalog --inventory --output --endpoints --stop --log-dir --partition --account --qos --time --container --cache-dir --color --max-input-bytes --help --version"
+            opts="-i -o -h -V --catalog --inventory --output --endpoints --stop --allow-stale --format --log-dir --partition --account --qos --time --container --cache-dir --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1466,6 +1470,10 @@ _llmgw() {
                     ;;
                 --stop)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
                 --log-dir)

@@ -178,6 +178,8 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subc
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s o -l output -d 'Write one file per object into this folder, which render owns: its own stale files there are removed (`-`: one stream on stdout)' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l endpoints -d 'Also write every replica\'s URL here, as JSON, for a gateway or load balancer' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l stop -d 'Print what to stop when plan NEW replaces plan OLD (nothing is run); for Slurm, with --inventory, jobs the inventory knows are cancelled by id' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l format -d 'How to report what was done to each file under -o DIR: a line each (new, changed, unchanged, removed), or JSON' -r -f -a "human\t''
+json\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s n -l namespace -d 'The namespace of every object' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l rdma-resource -d 'The RDMA device multi-node pods ask for, as the cluster\'s RDMA device plugin advertises it (e.g. rdma/ib, or rdma/ib=2)' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l priority-class -d 'The PriorityClass of every pod (a profile\'s `kubernetes.priority_class` wins)' -r
@@ -187,6 +189,7 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subc
 always\t''
 never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l allow-stale -d 'Render even when the catalog no longer has (or wants) some of the plan\'s replicas: those are left out with a warning, not an error'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l catalog -d 'The catalog the plan was made from' -r -F
@@ -194,6 +197,8 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subc
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s o -l output -d 'Write one file per object into this folder, which render owns: its own stale files there are removed (`-`: one stream on stdout)' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l endpoints -d 'Also write every replica\'s URL here, as JSON, for a gateway or load balancer' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l stop -d 'Print what to stop when plan NEW replaces plan OLD (nothing is run); for Slurm, with --inventory, jobs the inventory knows are cancelled by id' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l format -d 'How to report what was done to each file under -o DIR: a line each (new, changed, unchanged, removed), or JSON' -r -f -a "human\t''
+json\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l log-dir -d 'Where jobs write their output and errors (default: the submit directory)' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l partition -d 'sbatch --partition' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l account -d 'sbatch --account' -r
@@ -205,6 +210,7 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subc
 always\t''
 never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l allow-stale -d 'Render even when the catalog no longer has (or wants) some of the plan\'s replicas: those are left out with a warning, not an error'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from help" -f -a "kubernetes" -d 'Kubernetes manifests: a Deployment per single-node replica, a LeaderWorkerSet per multi-node one, a Service per model'

@@ -344,6 +344,14 @@ pub struct RenderArgs {
     /// for Slurm, with --inventory, jobs the inventory knows are cancelled by id
     #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with_all = ["plan", "catalog", "output", "endpoints"])]
     pub stop: Option<Vec<PathBuf>>,
+    /// Render even when the catalog no longer has (or wants) some of the
+    /// plan's replicas: those are left out with a warning, not an error
+    #[arg(long)]
+    pub allow_stale: bool,
+    /// How to report what was done to each file under -o DIR: a line each
+    /// (new, changed, unchanged, removed), or JSON
+    #[arg(long, value_enum, requires = "output")]
+    pub format: Option<OutputFormat>,
 }
 
 #[derive(Args, Debug)]

@@ -1,6 +1,7 @@
 //! `render`: what runs a plan where it was placed, checked against the
 //! inventory first; and `--stop`: what to stop when a new plan replaces it.
 
+use std::fmt::Write as _;
 use std::io::Write;
 
 use crate::cli;
@@ -62,7 +63,7 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
     }
     let target = out::target(a.common.output.as_deref())?;
     let inp = inputs(&a.common)?;
-    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory)?;
+    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory, a.common.allow_stale)?;
     crate::report::diagnostics::eprint(&resolved.warnings);
     let r = k8s::render(&resolved, &settings);
     crate::report::diagnostics::eprint(&r.warnings);
@@ -77,7 +78,7 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
             keep.push(format!("service-{name}.yaml"));
         }
     }
-    finish("kubernetes", &target, || r.stream(), || r.files(), &keep, &r.endpoints, a.common.endpoints.as_deref())
+    finish("kubernetes", &target, || r.stream(), || r.files(), &keep, &r.endpoints, &a.common)
 }
 
 /// Who submitted the jobs `scancel --name` is to cancel, as a shell word:
@@ -114,7 +115,7 @@ pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
     };
     let target = out::target(a.common.output.as_deref())?;
     let inp = inputs(&a.common)?;
-    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory)?;
+    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory, a.common.allow_stale)?;
     crate::report::diagnostics::eprint(&resolved.warnings);
     let previous = match &target {
         Target::Dir(dir) => crate::slurm::ports::previous(dir),
@@ -127,8 +128,20 @@ pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
         let texts: Vec<&str> = r.scripts.iter().map(|s| s.text.as_str()).collect();
         Ok(texts.join("\n"))
     };
-    let files = || Ok(r.scripts.iter().map(|s| File { name: s.name.clone(), text: s.text.clone() }).collect());
-    finish("slurm", &target, stream, files, &keep, &r.endpoints, a.common.endpoints.as_deref())
+    let files = || {
+        let mut files: Vec<File> = r
+            .scripts
+            .iter()
+            .map(|s| File { name: s.name.clone(), text: s.text.clone(), model: s.model.clone(), replica: s.replica })
+            .collect();
+        if let Target::Dir(dir) = &target {
+            let status = out::statuses(dir, &files);
+            let text = sl::submit_script(&resolved, &files, &status, &submitting_user());
+            files.push(File { name: sl::SUBMIT.to_string(), text, model: None, replica: None });
+        }
+        Ok(files)
+    };
+    finish("slurm", &target, stream, files, &keep, &r.endpoints, &a.common)
 }
 
 /// The file names of running replicas that were not rendered: their files
@@ -148,7 +161,7 @@ fn finish(
     files: impl FnOnce() -> Result<Vec<File>, Diag>,
     keep: &[String],
     endpoints: &[Endpoint<'_>],
-    endpoints_file: Option<&std::path::Path>,
+    a: &cli::RenderArgs,
 ) -> Outcome {
     // Everything is rendered before anything is written.
     let (text, files) = match target {
@@ -156,7 +169,7 @@ fn finish(
         Target::Dir(_) => (None, Some(files()?)),
     };
     let endpoints = || -> Result<(), crate::Failure> {
-        match endpoints_file {
+        match a.endpoints.as_deref() {
             Some(path) => output::write_file(path, render::endpoints_json(endpoints).as_bytes()),
             None => Ok(()),
         }
@@ -165,15 +178,9 @@ fn finish(
     // they were.
     match (target, text, files) {
         (Target::Dir(dir), _, Some(files)) => {
-            let removed = out::write_dir(dir, kind, &files, keep)?;
-            for name in removed {
-                eprintln!(
-                    "removed {} (no longer in the plan)",
-                    crate::term::escape(&dir.join(name).display().to_string())
-                );
-            }
+            let report = out::write_dir(dir, kind, &files, keep)?;
             endpoints()?;
-            Ok(Exit::Success)
+            print(&report_text(dir, &files, &report, a.format == Some(cli::OutputFormat::Json)))
         }
         (_, Some(text), _) => {
             endpoints()?;
@@ -181,6 +188,35 @@ fn finish(
         }
         _ => Ok(Exit::Success),
     }
+}
+
+/// One line per file (`new`, `changed`, `unchanged`, `removed`), or the
+/// same as `{"files": [{"path", "status", "model", "replica"}]}`.
+fn report_text(dir: &std::path::Path, files: &[File], report: &out::Report, json: bool) -> String {
+    let path = |name: &str| dir.join(name).display().to_string();
+    if json {
+        let list: Vec<serde_json::Value> = report
+            .iter()
+            .map(|(name, status)| {
+                let f = files.iter().find(|f| &f.name == name);
+                serde_json::json!({
+                    "path": path(name),
+                    "status": status,
+                    "model": f.and_then(|f| f.model.clone()),
+                    "replica": f.and_then(|f| f.replica),
+                })
+            })
+            .collect();
+        let mut s = serde_json::to_string_pretty(&serde_json::json!({ "files": list })).unwrap_or_default();
+        s.push('\n');
+        return s;
+    }
+    let mut s = String::new();
+    for (name, status) in report {
+        let why = if *status == out::Status::Removed { " (no longer in the plan)" } else { "" };
+        let _ = writeln!(s, "{} {}{why}", status.as_str(), crate::term::escape(&path(name)));
+    }
+    s
 }
 
 fn print(text: &str) -> Outcome {

@@ -55,6 +55,21 @@ impl Object {
         meta.name.as_deref().unwrap_or_default()
     }
 
+    /// The model (exact, from the annotation) and replica it serves.
+    pub fn replica(&self) -> (Option<String>, Option<u32>) {
+        let meta = match self {
+            Object::Deployment(d) => &d.metadata,
+            Object::LeaderWorkerSet(l) => &l.metadata,
+            Object::Service(s) => &s.metadata,
+        };
+        let model = meta.annotations.as_ref().and_then(|a| a.get("llmgw.io/model")).cloned();
+        let replica = match self {
+            Object::Service(_) => None,
+            _ => meta.labels.as_ref().and_then(|l| l.get("llmgw.io/replica")).and_then(|r| r.parse().ok()),
+        };
+        (model, replica)
+    }
+
     /// Its file under `-o DIR`.
     pub fn file_name(&self) -> String {
         match self {
@@ -99,7 +114,8 @@ impl Rendered<'_> {
                     "{HEADER} kubernetes; the next render into this folder replaces or removes it.\n{}",
                     yaml(o)?
                 );
-                Ok(File { name: o.file_name(), text })
+                let (model, replica) = o.replica();
+                Ok(File { name: o.file_name(), text, model, replica })
             })
             .collect()
     }

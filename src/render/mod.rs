@@ -71,22 +71,27 @@ pub fn endpoints_json(list: &[Endpoint<'_>]) -> String {
     s
 }
 
+const STALE_HELP: &str = "give the catalog the plan was made from, or place again with this one (--allow-stale renders the rest and leaves these out)";
+
 /// Checks the plan against the inventory and resolves it against the
 /// catalog; every problem at once, nothing half-done.
-pub fn resolve<'a>(plan: &'a Plan, cat: &'a Catalog, inv: &'a Inventory) -> Result<Resolved<'a>, Vec<Diag>> {
+pub fn resolve<'a>(
+    plan: &'a Plan,
+    cat: &'a Catalog,
+    inv: &'a Inventory,
+    allow_stale: bool,
+) -> Result<Resolved<'a>, Vec<Diag>> {
     let mut errors = check::stale(plan, inv);
     let mut warnings = Vec::new();
-    if let Some(inputs) = &plan.inputs {
-        let now = crate::load::digest(&[&cat.src]);
-        if inputs.catalog != now {
-            warnings.push(
-                Diag::warning(
-                    Code::OtherCatalog,
-                    format!("{} is not the catalog {} was made from", cat.src.name(), plan.src.name()),
-                )
-                .help("render with the catalog the plan was made from, or place again with this one"),
-            );
-        }
+    let stale = plan.inputs.as_ref().is_some_and(|i| i.catalog != crate::load::digest(&[&cat.src]));
+    if stale {
+        warnings.push(
+            Diag::warning(
+                Code::OtherCatalog,
+                format!("{} is not the catalog {} was made from", cat.src.name(), plan.src.name()),
+            )
+            .help("render with the catalog the plan was made from, or place again with this one"),
+        );
     }
     let models: std::collections::HashMap<&str, &Model> = cat.models.iter().map(|m| (m.name.as_str(), m)).collect();
     let mut jobs = Vec::with_capacity(plan.entries.len());
@@ -100,14 +105,35 @@ pub fn resolve<'a>(plan: &'a Plan, cat: &'a Catalog, inv: &'a Inventory) -> Resu
             skipped.push(e);
             continue;
         }
+        // What a replica depends on, gone from the catalog: an error, or
+        // with --allow-stale a warning and the replica left out.
+        let mut gone = |d: Diag| {
+            if allow_stale {
+                warnings.push(at(Diag { severity: crate::diag::Severity::Warning, ..d }));
+            } else {
+                errors.push(at(d));
+            }
+        };
         let Some(model) = models.get(e.model.as_str()).copied() else {
-            errors.push(at(Diag::error(
-                Code::UnknownModel,
-                format!("the plan runs `{}`, which the catalog has not", e.model),
-            )
-            .help("give the catalog the plan was made from")));
+            gone(
+                Diag::error(Code::UnknownModel, format!("the plan runs `{}`, which the catalog has not", e.model))
+                    .help(STALE_HELP),
+            );
             continue;
         };
+        if stale && e.replica >= model.replicas {
+            gone(
+                Diag::error(
+                    Code::StaleCatalog,
+                    format!(
+                        "{} r{}: the catalog now asks for {} replica(s) of `{}`, so this one is no longer wanted",
+                        e.model, e.replica, model.replicas, e.model
+                    ),
+                )
+                .help(STALE_HELP),
+            );
+            continue;
+        }
         let nodes: Vec<&Node> = e.nodes.iter().filter_map(|a| check::find(inv, &a.node)).collect();
         if nodes.len() != e.nodes.len() {
             continue; // check::stale said which
@@ -116,11 +142,13 @@ pub fn resolve<'a>(plan: &'a Plan, cat: &'a Catalog, inv: &'a Inventory) -> Resu
             Some(name) => match model.profiles.iter().find(|p| &p.name == name) {
                 Some(p) => p,
                 None => {
-                    errors.push(at(Diag::error(
-                        Code::UnknownModel,
-                        format!("the plan uses profile `{name}` of `{}`, which the catalog has not", e.model),
-                    )
-                    .help("give the catalog the plan was made from")));
+                    gone(
+                        Diag::error(
+                            Code::UnknownModel,
+                            format!("the plan uses profile `{name}` of `{}`, which the catalog has not", e.model),
+                        )
+                        .help(STALE_HELP),
+                    );
                     continue;
                 }
             },
@@ -140,32 +168,9 @@ pub fn resolve<'a>(plan: &'a Plan, cat: &'a Catalog, inv: &'a Inventory) -> Resu
                 }
             },
         };
-        if e.nodes.len() > 1 && profile.engine.name == "trtllm" {
-            errors.push(at(Diag::error(
-                Code::CannotRender,
-                format!("{} r{}: llmgw does not start trtllm across nodes", e.model, e.replica),
-            )
-            .help("TensorRT-LLM needs an MPI launch with one task per GPU across nodes; use a single-node profile, or vllm or sglang")));
-            continue;
-        }
-        if let Some(d) = control_values(e, profile) {
-            errors.push(at(d));
-            continue;
-        }
         let weights = weights(e, model, profile, &nodes);
-        if let Weights::Hub(source) = &weights
-            && crate::launch::is_gguf_file_name(profile, source)
-        {
-            errors.push(at(Diag::error(
-                Code::GgufFileName,
-                format!(
-                    "{} r{}: llama.cpp's source `{}` is a file name, not a Hugging Face repository, and its node holds no copy of it",
-                    e.model,
-                    e.replica,
-                    crate::term::escape(source)
-                ),
-            )
-            .help(crate::launch::GGUF_HELP)));
+        if let Some(d) = unrenderable(e, profile, &weights) {
+            errors.push(at(d));
             continue;
         }
         let per_node = per_node(e);
@@ -176,6 +181,37 @@ pub fn resolve<'a>(plan: &'a Plan, cat: &'a Catalog, inv: &'a Inventory) -> Resu
     }
     warnings.extend(resource_warning(&jobs));
     if errors.is_empty() { Ok(Resolved { plan, jobs, skipped, warnings }) } else { Err(errors) }
+}
+
+/// Why a resolved replica cannot be written, if it cannot.
+fn unrenderable(e: &Entry, profile: &Profile, weights: &Weights) -> Option<Diag> {
+    if e.nodes.len() > 1 && profile.engine.name == "trtllm" {
+        return Some(Diag::error(
+            Code::CannotRender,
+            format!("{} r{}: llmgw does not start trtllm across nodes", e.model, e.replica),
+        )
+        .help("TensorRT-LLM needs an MPI launch with one task per GPU across nodes; use a single-node profile, or vllm or sglang"));
+    }
+    if let Some(d) = control_values(e, profile) {
+        return Some(d);
+    }
+    if let Weights::Hub(source) = weights
+        && crate::launch::is_gguf_file_name(profile, source)
+    {
+        return Some(
+            Diag::error(
+                Code::GgufFileName,
+                format!(
+                    "{} r{}: llama.cpp's source `{}` is a file name, not a Hugging Face repository, and its node holds no copy of it",
+                    e.model,
+                    e.replica,
+                    crate::term::escape(source)
+                ),
+            )
+            .help(crate::launch::GGUF_HELP),
+        );
+    }
+    None
 }
 
 /// The adapters NCCL is told of: those the plan names, else (a replica

@@ -19,11 +19,39 @@ use crate::diag::{Code, Diag};
 /// line that starts so; it is how a later render knows its own files.
 pub const HEADER: &str = "# Written by llmgw render";
 
-/// One file of a render: its name in the folder, and its text.
+/// One file of a render: its name in the folder, its text, and the
+/// replica it starts (a Service: its model only; `submit.sh`: none).
 pub struct File {
     pub name: String,
     pub text: String,
+    pub model: Option<String>,
+    pub replica: Option<u32>,
 }
+
+/// What a render did to one file of the folder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    New,
+    Changed,
+    Unchanged,
+    Removed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::New => "new",
+            Status::Changed => "changed",
+            Status::Unchanged => "unchanged",
+            Status::Removed => "removed",
+        }
+    }
+}
+
+/// Each file's name and what happened to it: the rendered ones in their
+/// order, then the removed ones, sorted.
+pub type Report = Vec<(String, Status)>;
 
 /// `-o` as render reads it.
 pub enum Target {
@@ -67,10 +95,30 @@ fn io(what: &str, p: &Path, e: &std::io::Error) -> Diag {
         .help("the folder was left as it was")
 }
 
+/// What each file's render would do to the folder as it is now.
+pub fn statuses(dir: &Path, files: &[File]) -> Vec<Status> {
+    files
+        .iter()
+        .map(|f| {
+            let path = dir.join(&f.name);
+            match std::fs::symlink_metadata(&path) {
+                Err(_) => Status::New,
+                // A link or anything but a file is replaced, never followed.
+                Ok(m) if !m.is_file() => Status::Changed,
+                Ok(m) if m.len() != f.text.len() as u64 => Status::Changed,
+                Ok(_) => match std::fs::read(&path) {
+                    Ok(old) if old == f.text.as_bytes() => Status::Unchanged,
+                    _ => Status::Changed,
+                },
+            }
+        })
+        .collect()
+}
+
 /// Writes `files` into `dir`, removing the files an earlier render of this
-/// `kind` wrote that are not among them or `keep`; returns the names
-/// removed, sorted.
-pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Result<Vec<String>, Diag> {
+/// `kind` wrote that are not among them or `keep`; returns what happened
+/// to each file. A file whose bytes are already there is left alone.
+pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Result<Report, Diag> {
     std::fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
     let mut stale = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(|e| io("read", dir, &e))? {
@@ -84,6 +132,9 @@ pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Res
         }
     }
     stale.sort();
+    let status = statuses(dir, files);
+    let written: Vec<&File> =
+        files.iter().zip(&status).filter(|(_, s)| **s != Status::Unchanged).map(|(f, _)| f).collect();
     // Removed when this returns, and when a signal ends the process first.
     let stage = crate::output::TempDir::new_in(dir, ".llmgw-render-").map_err(|e| io("write in", dir, &e))?;
     let staged = stage.path().join("new");
@@ -91,7 +142,7 @@ pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Res
     for d in [&staged, &old] {
         stage.hold(|| std::fs::create_dir(d)).map_err(|e| io("write in", dir, &e))?;
     }
-    for f in files {
+    for f in &written {
         // Each file is made with the signal cleanup held off, so the
         // cleanup never races a file being created in the folder it removes.
         stage
@@ -104,11 +155,11 @@ pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Res
     // Durable before any of it replaces the old set: one sync of the file
     // system the folder is on, not one per file (20,000 fsyncs took
     // seconds, the rendering itself a fraction of that).
-    durable(&staged, files).map_err(|e| io("write", dir, &e))?;
+    durable(&staged, &written).map_err(|e| io("write", dir, &e))?;
     // Every step of the swap is a rename within one folder, planned
     // first: old files (and links) aside, new ones in, stale ones aside.
     let mut moves: Vec<(PathBuf, PathBuf)> = Vec::new();
-    for f in files {
+    for f in &written {
         let target = dir.join(&f.name);
         if let Ok(m) = std::fs::symlink_metadata(&target) {
             if m.is_dir() {
@@ -125,12 +176,14 @@ pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Res
     drop(stage);
     // The renames, durable too.
     std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| io("write", dir, &e))?;
-    Ok(stale)
+    let mut report: Report = files.iter().map(|f| f.name.clone()).zip(status).collect();
+    report.extend(stale.into_iter().map(|n| (n, Status::Removed)));
+    Ok(report)
 }
 
 /// Makes the staged files durable: one `syncfs` of the file system they
 /// are on; where that is not to be had, each file and the folder.
-fn durable(staged: &Path, files: &[File]) -> std::io::Result<()> {
+fn durable(staged: &Path, files: &[&File]) -> std::io::Result<()> {
     let folder = std::fs::File::open(staged)?;
     if rustix::fs::syncfs(&folder).is_ok() {
         return Ok(());

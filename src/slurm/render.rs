@@ -13,7 +13,7 @@ use crate::inventory::Node;
 use crate::launch::{self, Platform, Ports, Role, Spec, quote, words};
 use crate::plan::{Entry, Kind, Plan};
 use crate::render::names::{self, Want};
-use crate::render::out::{File, HEADER};
+use crate::render::out::{File, HEADER, Status};
 use crate::render::{Endpoint, Job, Resolved};
 
 /// What `render slurm` is told besides the plan: sbatch options passed
@@ -149,7 +149,12 @@ pub fn render<'a>(
         by_slurm.sort_by(|a, b| slurm_order(a, b));
         let url = format!("http://{}:{}", by_slurm[0], ports.http);
         out.endpoints.push(Endpoint { model: &j.entry.model, replica: j.entry.replica, url: url.clone() });
-        out.scripts.push(File { name: format!("{name}.sbatch"), text: script(j, &name, ports, &url, s) });
+        out.scripts.push(File {
+            name: format!("{name}.sbatch"),
+            text: script(j, &name, ports, &url, s),
+            model: Some(j.entry.model.clone()),
+            replica: Some(j.entry.replica),
+        });
     }
     if errors.is_empty() { Ok(out) } else { Err(errors) }
 }
@@ -353,6 +358,32 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
         format!("if [ \"$SLURM_NODEID\" = 0 ]; then\n{leader}\nelse\n{worker}\nfi")
     };
     let _ = writeln!(t, "{srun} bash -c {}", quote(&each));
+    t
+}
+
+/// The script `render slurm -o DIR` writes beside the jobs' scripts.
+pub const SUBMIT: &str = "submit.sh";
+
+/// `submit.sh`: `sbatch` of exactly the scripts of replicas this plan newly
+/// places (those that run already are not submitted again); a placed
+/// replica whose script changed is cancelled by name first.
+pub fn submit_script(r: &Resolved<'_>, files: &[File], status: &[Status], user: &str) -> String {
+    let mut t = format!("#!/bin/sh\n{HEADER} slurm; the next render into this folder replaces or removes it.\n");
+    t.push_str("# Submits the replicas this plan newly places; replicas that run already are left running.\n");
+    t.push_str("set -e\ncd \"$(dirname \"$0\")\"\n");
+    for j in r.jobs.iter().filter(|j| j.entry.kind == Kind::Placed) {
+        let Some(k) = files
+            .iter()
+            .position(|f| f.model.as_deref() == Some(j.entry.model.as_str()) && f.replica == Some(j.entry.replica))
+        else {
+            continue;
+        };
+        let name = files[k].name.trim_end_matches(".sbatch");
+        if status[k] == Status::Changed {
+            let _ = writeln!(t, "scancel --name={} --user={user}", quote(name));
+        }
+        let _ = writeln!(t, "sbatch {}", quote(&files[k].name));
+    }
     t
 }
 

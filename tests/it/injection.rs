@@ -123,7 +123,11 @@ fn hostile_names_and_values_never_run_and_reach_the_engines_as_written() {
         ]);
         assert_eq!(code(&out), 0, "{bad}: {}", transcript(&out));
         // Each script, run as its job's first node would run it.
-        for script in std::fs::read_dir(&jobs).unwrap().map(|e| e.unwrap().path()) {
+        for script in std::fs::read_dir(&jobs)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "sbatch"))
+        {
             let log = case.join(format!("log-{}", script.file_name().unwrap().to_string_lossy()));
             std::fs::create_dir_all(&log).unwrap();
             let text = std::fs::read_to_string(&script).unwrap();

@@ -116,17 +116,45 @@ fn the_output_folder_is_renders_own() {
     std::os::unix::fs::symlink(&outside, out_dir.join("llmgw-llama-3.1-8b-r0.sbatch")).unwrap();
     let out = render("slurm", &plan, &catalog, &fleet, &["-o", out_dir.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("removed"), "{}", transcript(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("llmgw-gone-r3.sbatch"), "{}", transcript(&out));
+    let at = |n: &str| out_dir.join(n).display().to_string();
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "new {}\nchanged {}\nnew {}\nnew {}\nremoved {} (no longer in the plan)\n",
+            at("llmgw-deepseek-v3-r0.sbatch"),
+            at("llmgw-llama-3.1-8b-r0.sbatch"),
+            at("llmgw-qwen2.5-7b-gguf-r0.sbatch"),
+            at("submit.sh"),
+            at("llmgw-gone-r3.sbatch")
+        ),
+        "{}",
+        transcript(&out)
+    );
     assert_eq!(
         files(&out_dir),
         [
             "llmgw-deepseek-v3-r0.sbatch",
             "llmgw-llama-3.1-8b-r0.sbatch",
             "llmgw-qwen2.5-7b-gguf-r0.sbatch",
-            "notes.sbatch"
+            "notes.sbatch",
+            "submit.sh"
         ]
     );
+    // The same render again touches nothing and says so.
+    let before = std::fs::metadata(out_dir.join("llmgw-deepseek-v3-r0.sbatch")).unwrap().modified().unwrap();
+    let again = render("slurm", &plan, &catalog, &fleet, &["-o", out_dir.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&again), 0, "{}", transcript(&again));
+    let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    let statuses: Vec<&str> = v["files"].as_array().unwrap().iter().map(|f| f["status"].as_str().unwrap()).collect();
+    // submit.sh no longer cancels llama's old job first: its script is as submitted.
+    assert_eq!(statuses, ["unchanged", "unchanged", "unchanged", "changed"], "{v:#}");
+    let submit = std::fs::read_to_string(out_dir.join("submit.sh")).unwrap();
+    assert!(submit.contains("sbatch llmgw-deepseek-v3-r0.sbatch\n") && !submit.contains("scancel"), "{submit}");
+    assert_eq!(v["files"][0]["model"], "deepseek-v3");
+    assert_eq!(v["files"][0]["replica"], 0);
+    assert_eq!(v["files"][3]["model"], serde_json::Value::Null);
+    let after = std::fs::metadata(out_dir.join("llmgw-deepseek-v3-r0.sbatch")).unwrap().modified().unwrap();
+    assert_eq!(before, after, "an unchanged file is left as it was");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep me\n", "the link was not followed");
     let replaced = out_dir.join("llmgw-llama-3.1-8b-r0.sbatch");
     assert!(std::fs::symlink_metadata(&replaced).unwrap().is_file());
@@ -146,7 +174,10 @@ fn the_output_folder_is_renders_own() {
     let next = write(dir.path(), "next.json", &p.to_string());
     let out = render("slurm", &next, &catalog, &fleet, &["-o", out_dir.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
-    assert_eq!(files(&out_dir), ["llmgw-deepseek-v3-r0.sbatch", "llmgw-qwen2.5-7b-gguf-r0.sbatch", "notes.sbatch"]);
+    assert_eq!(
+        files(&out_dir),
+        ["llmgw-deepseek-v3-r0.sbatch", "llmgw-qwen2.5-7b-gguf-r0.sbatch", "notes.sbatch", "submit.sh"]
+    );
     assert!(!files(&out_dir).iter().any(|f| f.starts_with('.')), "no staging left behind");
 }
 
@@ -304,4 +335,39 @@ fn an_interrupted_render_leaves_no_staging_folder_and_no_half_set() {
             left.iter().find(|f| f.starts_with('.'))
         );
     }
+}
+
+/// A catalog that no longer wants a replica of the plan (its model gone,
+/// fewer replicas) is an error naming each, before anything is written;
+/// `--allow-stale` renders the rest and warns. Other edits only warn.
+#[test]
+fn a_catalog_that_no_longer_wants_a_planned_replica_is_refused_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, catalog, fleet) = plan(dir.path());
+    let text = std::fs::read_to_string(&catalog).unwrap();
+    // deepseek-v3 gone from the catalog.
+    let start = text.find("[[model]]\nname = \"deepseek-v3\"").expect("the test catalog has deepseek-v3");
+    let end = text[start + 9..].find("[[model]]").map_or(text.len(), |e| start + 9 + e);
+    let smaller = write(dir.path(), "smaller.toml", &format!("{}{}", &text[..start], &text[end..]));
+    let out_dir = dir.path().join("jobs");
+    let out = render("slurm", &plan, &smaller, &fleet, &["-o", out_dir.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the plan runs `deepseek-v3`"), "{}", transcript(&out));
+    assert!(!out_dir.exists(), "nothing written");
+    let out = render("slurm", &plan, &smaller, &fleet, &["-o", out_dir.to_str().unwrap(), "--allow-stale"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the plan runs `deepseek-v3`"), "{}", transcript(&out));
+    assert!(!files(&out_dir).iter().any(|f| f.contains("deepseek")), "{:?}", files(&out_dir));
+    // The model scaled to zero: its replica is no longer wanted.
+    let zero = text.replace("name = \"llama-3.1-8b\"\n", "name = \"llama-3.1-8b\"\nreplicas = 0\n");
+    assert_ne!(zero, text);
+    let zero = write(dir.path(), "zero.toml", &zero);
+    let out = render("slurm", &plan, &zero, &fleet, &[]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("llmgw::render::stale-catalog") && err.contains("llama-3.1-8b r0"), "{}", transcript(&out));
+    // Any other edit only warns.
+    let edited = write(dir.path(), "edited.toml", &format!("{text}\n# a comment\n"));
+    let out = render("slurm", &plan, &edited, &fleet, &[]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
 }
