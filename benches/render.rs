@@ -7,13 +7,15 @@
 //!     cargo bench --bench render -- 50000   # any count
 //!
 //! Each the best of three runs of the release binary, and the ratio of
-//! each render to `place --format json` of the same plan.
+//! each render to `place --format json` of the same plan: into an empty
+//! folder (every file new), and again into the same one (every file
+//! unchanged, so none is rewritten).
 
 mod common;
 
 use std::fmt::Write as _;
 
-use common::measure::measure;
+use common::measure::{measure, measure_after};
 use llmgw::synth::{Group, SHAPES, synthesize};
 
 fn main() {
@@ -48,11 +50,17 @@ fn main() {
         .expect("place runs");
     for kind in ["slurm", "kubernetes"] {
         let out = dir.path().join(format!("out-{kind}"));
-        let (wall, code) = measure(
-            &["render", kind, plan_s, "--catalog", cat, "--inventory", inv, "-o", out.to_str().unwrap()],
-            &format!("render {kind} -o DIR"),
-        );
+        let args = ["render", kind, plan_s, "--catalog", cat, "--inventory", inv, "-o", out.to_str().unwrap()];
+        // Into an empty folder: every file written.
+        let reset = || {
+            let _ = std::fs::remove_dir_all(&out);
+        };
+        let (wall, code) = measure_after(&args, &format!("render {kind} -o DIR (new)"), &reset);
         assert_eq!(code, 0, "render {kind} failed");
-        println!("render {kind} takes {:.2}x the time of place", wall / place);
+        println!("render {kind} into an empty folder takes {:.2}x the time of place", wall / place);
+        // Again into the same folder: every file unchanged.
+        let (wall, code) = measure(&args, &format!("render {kind} -o DIR (again)"));
+        assert_eq!(code, 0, "render {kind} failed");
+        println!("render {kind} again takes {:.2}x the time of place", wall / place);
     }
 }

@@ -8,7 +8,18 @@ use std::time::Instant;
 /// the best wall time, with that run's timings, peak RSS and output size;
 /// returns the wall time in seconds and the exit code.
 pub fn measure(args: &[&str], what: &str) -> (f64, i32) {
-    let runs: Vec<Run> = (0..3).map(|_| run(args)).collect();
+    measure_after(args, what, &|| {})
+}
+
+/// As `measure`, with `reset` run before each run (not timed): a render
+/// into a folder that is removed first writes every file each time.
+pub fn measure_after(args: &[&str], what: &str, reset: &dyn Fn()) -> (f64, i32) {
+    let runs: Vec<Run> = (0..3)
+        .map(|_| {
+            reset();
+            run(args)
+        })
+        .collect();
     let best = runs.into_iter().min_by(|a, b| a.wall.total_cmp(&b.wall)).expect("three runs");
     // The phase timings; not the warnings (the catalog's B200 model is
     // one no node has, on purpose).

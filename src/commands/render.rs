@@ -195,10 +195,11 @@ fn finish(
 fn report_text(dir: &std::path::Path, files: &[File], report: &out::Report, json: bool) -> String {
     let path = |name: &str| dir.join(name).display().to_string();
     if json {
+        let by_name: std::collections::HashMap<&str, &File> = files.iter().map(|f| (f.name.as_str(), f)).collect();
         let list: Vec<serde_json::Value> = report
             .iter()
             .map(|(name, status)| {
-                let f = files.iter().find(|f| &f.name == name);
+                let f = by_name.get(name.as_str()).copied();
                 serde_json::json!({
                     "path": path(name),
                     "status": status,

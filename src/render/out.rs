@@ -121,10 +121,12 @@ pub fn statuses(dir: &Path, files: &[File]) -> Vec<Status> {
 pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Result<Report, Diag> {
     std::fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
     let mut stale = Vec::new();
+    let wanted: std::collections::HashSet<&str> =
+        files.iter().map(|f| f.name.as_str()).chain(keep.iter().map(String::as_str)).collect();
     for entry in std::fs::read_dir(dir).map_err(|e| io("read", dir, &e))? {
         let entry = entry.map_err(|e| io("read", dir, &e))?;
         let Some(name) = entry.file_name().to_str().map(str::to_string) else { continue };
-        if name.starts_with('.') || files.iter().any(|f| f.name == name) || keep.contains(&name) {
+        if name.starts_with('.') || wanted.contains(name.as_str()) {
             continue;
         }
         if ours(&entry.path(), kind) {
@@ -133,8 +135,8 @@ pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Res
     }
     stale.sort();
     let status = statuses(dir, files);
-    let written: Vec<&File> =
-        files.iter().zip(&status).filter(|(_, s)| **s != Status::Unchanged).map(|(f, _)| f).collect();
+    let written: Vec<(&File, Status)> =
+        files.iter().zip(&status).filter(|(_, s)| **s != Status::Unchanged).map(|(f, s)| (f, *s)).collect();
     // Removed when this returns, and when a signal ends the process first.
     let stage = crate::output::TempDir::new_in(dir, ".llmgw-render-").map_err(|e| io("write in", dir, &e))?;
     let staged = stage.path().join("new");
@@ -142,7 +144,7 @@ pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Res
     for d in [&staged, &old] {
         stage.hold(|| std::fs::create_dir(d)).map_err(|e| io("write in", dir, &e))?;
     }
-    for f in &written {
+    for (f, _) in &written {
         // Each file is made with the signal cleanup held off, so the
         // cleanup never races a file being created in the folder it removes.
         stage
@@ -155,13 +157,17 @@ pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Res
     // Durable before any of it replaces the old set: one sync of the file
     // system the folder is on, not one per file (20,000 fsyncs took
     // seconds, the rendering itself a fraction of that).
-    durable(&staged, &written).map_err(|e| io("write", dir, &e))?;
+    let names: Vec<&str> = written.iter().map(|(f, _)| f.name.as_str()).collect();
+    durable(&staged, &names).map_err(|e| io("write", dir, &e))?;
     // Every step of the swap is a rename within one folder, planned
     // first: old files (and links) aside, new ones in, stale ones aside.
     let mut moves: Vec<(PathBuf, PathBuf)> = Vec::new();
-    for f in &written {
+    for (f, was) in &written {
         let target = dir.join(&f.name);
-        if let Ok(m) = std::fs::symlink_metadata(&target) {
+        // A new file has nothing in its place to move aside (looked at
+        // a moment ago): no second look for each of thousands of files.
+        let there = if *was == Status::New { None } else { std::fs::symlink_metadata(&target).ok() };
+        if let Some(m) = there {
             if m.is_dir() {
                 let e = std::io::Error::other("a folder of that name is in the way");
                 return Err(io("write", &target, &e));
@@ -183,13 +189,13 @@ pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Res
 
 /// Makes the staged files durable: one `syncfs` of the file system they
 /// are on; where that is not to be had, each file and the folder.
-fn durable(staged: &Path, files: &[&File]) -> std::io::Result<()> {
+fn durable(staged: &Path, names: &[&str]) -> std::io::Result<()> {
     let folder = std::fs::File::open(staged)?;
     if rustix::fs::syncfs(&folder).is_ok() {
         return Ok(());
     }
-    for f in files {
-        std::fs::File::open(staged.join(&f.name))?.sync_all()?;
+    for name in names {
+        std::fs::File::open(staged.join(name))?.sync_all()?;
     }
     folder.sync_all()
 }

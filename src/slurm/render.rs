@@ -371,13 +371,10 @@ pub fn submit_script(r: &Resolved<'_>, files: &[File], status: &[Status], user: 
     let mut t = format!("#!/bin/sh\n{HEADER} slurm; the next render into this folder replaces or removes it.\n");
     t.push_str("# Submits the replicas this plan newly places; replicas that run already are left running.\n");
     t.push_str("set -e\ncd \"$(dirname \"$0\")\"\n");
+    let at: HashMap<(&str, u32), usize> =
+        files.iter().enumerate().filter_map(|(k, f)| Some(((f.model.as_deref()?, f.replica?), k))).collect();
     for j in r.jobs.iter().filter(|j| j.entry.kind == Kind::Placed) {
-        let Some(k) = files
-            .iter()
-            .position(|f| f.model.as_deref() == Some(j.entry.model.as_str()) && f.replica == Some(j.entry.replica))
-        else {
-            continue;
-        };
+        let Some(&k) = at.get(&(j.entry.model.as_str(), j.entry.replica)) else { continue };
         let name = files[k].name.trim_end_matches(".sbatch");
         if status[k] == Status::Changed {
             let _ = writeln!(t, "scancel --name={} --user={user}", quote(name));
