@@ -90,9 +90,31 @@ impl Object {
 
 /// What render writes: the objects, their endpoints, and what to warn of.
 pub struct Rendered<'a> {
-    pub objects: Vec<Object>,
+    /// Each object as written: made into YAML as soon as it is built, so
+    /// 20,000 pod specs are never all held at once.
+    pub objects: Vec<Written>,
     pub endpoints: Vec<Endpoint<'a>>,
     pub warnings: Vec<Diag>,
+}
+
+/// One object, serialised.
+pub struct Written {
+    pub file_name: String,
+    pub name: String,
+    pub yaml: Result<String, String>,
+    pub model: Option<String>,
+    pub replica: Option<u32>,
+}
+
+impl Written {
+    fn of(o: &Object) -> Written {
+        let (model, replica) = o.replica();
+        Written { file_name: o.file_name(), name: o.name().to_string(), yaml: o.yaml(), model, replica }
+    }
+
+    fn yaml(&self) -> Result<&str, Diag> {
+        self.yaml.as_deref().map_err(|e| Diag::error(Code::Io, format!("cannot write {}: {e}", self.name)))
+    }
 }
 
 impl Rendered<'_> {
@@ -101,7 +123,7 @@ impl Rendered<'_> {
         let mut s = format!("{HEADER} kubernetes.\n");
         for o in &self.objects {
             s.push_str("---\n");
-            s.push_str(&yaml(o)?);
+            s.push_str(o.yaml()?);
         }
         Ok(s)
     }
@@ -112,17 +134,12 @@ impl Rendered<'_> {
             .map(|o| {
                 let text = format!(
                     "{HEADER} kubernetes; the next render into this folder replaces or removes it.\n{}",
-                    yaml(o)?
+                    o.yaml()?
                 );
-                let (model, replica) = o.replica();
-                Ok(File { name: o.file_name(), text, model, replica })
+                Ok(File { name: o.file_name.clone(), text, model: o.model.clone(), replica: o.replica })
             })
             .collect()
     }
-}
-
-fn yaml(o: &Object) -> Result<String, Diag> {
-    o.yaml().map_err(|e| Diag::error(Code::Io, format!("cannot write {}: {e}", o.name())))
 }
 
 /// The platform's view of a multi-node group: LWS gives every pod the
@@ -205,7 +222,7 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
         if j.nodes.len() > 1 && !j.hcas.is_empty() && s.rdma.is_none() {
             no_rdma.push(format!("{} r{}", j.entry.model, j.entry.replica));
         }
-        out.objects.push(ctx.object());
+        out.objects.push(Written::of(&ctx.object()));
     }
     // Each model's rendered replicas, grouped once (a catalog may hold
     // thousands of models).
@@ -225,7 +242,7 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
         for j in jobs {
             out.endpoints.push(Endpoint { model: &j.entry.model, replica: j.entry.replica, url: url.clone() });
         }
-        out.objects.push(service(m, &labels[&m], svc, first, s));
+        out.objects.push(Written::of(&service(m, &labels[&m], svc, first, s)));
     }
     if !no_rdma.is_empty() {
         out.warnings.push(
