@@ -10,6 +10,7 @@ pub mod quantity;
 pub mod render;
 mod requests;
 mod scheduling;
+mod service;
 
 use std::cell::OnceCell;
 use std::collections::BTreeMap;

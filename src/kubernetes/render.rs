@@ -10,13 +10,14 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy}
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource, ExecAction, HTTPGetAction,
     HostPathVolumeSource, LocalObjectReference, ObjectFieldSelector, PodSpec, PodTemplateSpec, Probe,
-    SecretKeySelector, SecurityContext, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
+    SecretKeySelector, SecurityContext, Service, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::lws::{LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate, WORKER_INDEX_LABEL};
+use super::service::service;
 use crate::diag::{Code, Diag};
 use crate::launch::{self, Platform, Ports, Role, Spec, Weights, default_image};
 use crate::plan::{Entry, Plan};
@@ -242,7 +243,13 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
         for j in jobs {
             out.endpoints.push(Endpoint { model: &j.entry.model, replica: j.entry.replica, url: url.clone() });
         }
-        out.objects.push(Written::of(&service(m, &labels[&m], svc, first, s)));
+        out.objects.push(Written::of(&Object::Service(Box::new(service(
+            m,
+            &labels[&m],
+            svc,
+            first,
+            s.namespace.clone(),
+        )))));
     }
     if !no_rdma.is_empty() {
         out.warnings.push(
@@ -568,37 +575,4 @@ impl Ctx<'_, '_> {
         }
         env
     }
-}
-
-/// The model's Service: every pod that serves it (Deployments' pods, and
-/// the leaders of LeaderWorkerSets) behind one name.
-fn service(model: &str, label: &str, name: String, port: u16, s: &Settings) -> Object {
-    let labels: BTreeMap<String, String> = [
-        ("app.kubernetes.io/managed-by".to_string(), "llmgw".to_string()),
-        ("app.kubernetes.io/name".to_string(), label.to_string()),
-        ("llmgw.io/model".to_string(), label.to_string()),
-    ]
-    .into();
-    let selector: BTreeMap<String, String> =
-        [("llmgw.io/model".to_string(), label.to_string()), ("llmgw.io/serves".to_string(), "true".to_string())].into();
-    Object::Service(Box::new(Service {
-        metadata: ObjectMeta {
-            name: Some(name),
-            namespace: s.namespace.clone(),
-            labels: Some(labels),
-            annotations: Some([("llmgw.io/model".to_string(), model.to_string())].into()),
-            ..ObjectMeta::default()
-        },
-        spec: Some(ServiceSpec {
-            selector: Some(selector),
-            ports: Some(vec![ServicePort {
-                name: Some("http".into()),
-                port: i32::from(port),
-                target_port: Some(IntOrString::String("http".into())),
-                ..ServicePort::default()
-            }]),
-            ..ServiceSpec::default()
-        }),
-        ..Service::default()
-    }))
 }
