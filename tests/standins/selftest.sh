@@ -147,6 +147,10 @@ if kill -0 "$pid_vllm" 2>/dev/null; then bad "vllm kept serving after its Ray wo
 bash -c "STANDIN_NODE=n3 ray start --head --port=$P6 >/dev/null 2>&1; sleep 1"
 sleep 1.5
 refuses "ray: a head is gone once the shell that started it exits" 1 "Unable to connect to GCS" n2 ray start --address="n3:$P6"
+refuses "ray: --ray-client-server-port without grpcio (ray[client])" 1 "Ray Client requires pip package" n3 \
+    ray start --head --port="$P6" --ray-client-server-port="$P10"
+out=$(STANDIN_NODE=n3 STANDIN_RAY_CLIENT=1 bash -c "ray start --head --port=$P6 --ray-client-server-port=$P10 && ray status --address=n3:$P6" 2>&1)
+if grep -q "Active:" <<<"$out"; then ok "ray: --ray-client-server-port with STANDIN_RAY_CLIENT=1 (grpcio installed) starts the head"; else bad "ray client port with grpcio" "$out"; fi
 
 # --- vLLM on several nodes without Ray (--nnodes, vLLM >= 0.11.1) ----------------
 refuses "vllm mp: --headless on node rank 0" 1 "--headless on --node-rank 0" n1 \
