@@ -247,6 +247,26 @@ sleep 1.5
 if [ "$(http "http://127.0.0.11:$P9/health")" = 000 ]; then ok "sglang: the default --host 127.0.0.1 is not reachable at the node's address"; else bad "sglang default host reachable"; fi
 kill "$pid_sgdefault"
 
+# Leaders on one node (n3): the TCPStore takes D on all interfaces; with
+# --enable-dp-attention the ZMQ sockets take D+1..D+6 on the --dist-init-addr
+# host; without it they are ipc:// sockets. B..B+15 are free.
+sgl=(python3 -m sglang.launch_server --model-path m --tp 2 --nnodes 2 --node-rank 0)
+start sgA n3 "${sgl[@]}" --dist-init-addr "n3:$((B + 4))" --port "$P13"
+sleep 1
+if kill -0 "$pid_sgA" 2>/dev/null; then ok "sglang: leader A (no DP attention) waits at D=B+4"; else bad "sglang leader A" "$(cat "$tmp/sgA.out")"; fi
+refuses "sglang: a DP-attention leader at B+1, whose D+1..D+6 cover A's D" 1 "ZMQError: Address already in use (addr='tcp://n3:$((B + 4))')" n3 \
+    "${sgl[@]}" --dist-init-addr "n3:$((B + 1))" --enable-dp-attention --dp 2 --port "$P14"
+start sgB n3 "${sgl[@]}" --dist-init-addr "n3:$((B + 7))" --port "$P14"
+sleep 1
+if kill -0 "$pid_sgB" 2>/dev/null; then ok "sglang: without DP attention, a leader at A's D+3 starts beside A (A holds only D)"; else bad "sglang leader B at D+3" "$(cat "$tmp/sgB.out")"; fi
+kill "$pid_sgA" "$pid_sgB"
+start sgC n3 "${sgl[@]}" --dist-init-addr "n3:$((B + 8))" --enable-dp-attention --dp 2 --port "$P13"
+sleep 1
+if kill -0 "$pid_sgC" 2>/dev/null; then ok "sglang: a DP-attention leader C binds D..D+6 (D=B+8)"; else bad "sglang leader C" "$(cat "$tmp/sgC.out")"; fi
+refuses "sglang: a leader whose D is C's D+2" 1 "port: $((B + 10)), useIpv6: false, code: -98, name: EADDRINUSE" n3 \
+    "${sgl[@]}" --dist-init-addr "n3:$((B + 10))" --port "$P14"
+kill "$pid_sgC"
+
 # --- llama.cpp ---------------------------------------------------------------
 printf 'GGUF\3\0\0\0' >"$tmp/model.gguf"
 printf 'not a model' >"$tmp/model.bin"
