@@ -317,6 +317,27 @@ if STANDIN_NODE=n2 OLLAMA_HOST=0.0.0.0:"$P5" ollama pull llama3 >/dev/null 2>&1 
     ok "ollama: pull through OLLAMA_HOST=0.0.0.0:PORT, then /v1/models lists it"
 else bad "ollama pull"; fi
 
+# A pull takes STANDIN_PULL_SECONDS: until it has ended the model is not listed
+# and `ollama show` fails.
+start ollama2 n3 env OLLAMA_HOST=0.0.0.0:"$P15" STANDIN_PULL_SECONDS=3 ollama serve
+wait_http "http://127.0.0.13:$P15/" 200 10
+(STANDIN_NODE=n3 OLLAMA_HOST=n3:"$P15" ollama pull qwen3 >"$tmp/pull.out" 2>&1) &
+pull=$!
+sleep 0.7
+tags=$(curl -s "http://127.0.0.13:$P15/api/tags")
+list=$(STANDIN_NODE=n3 OLLAMA_HOST=n3:"$P15" ollama list 2>&1)
+if [ "$tags" = '{"models": []}' ] && ! grep -q qwen3 <<<"$list"; then
+    ok "ollama: while the pull runs, /api/tags and \`ollama list\` show no model"
+else bad "ollama during pull: tags $tags" "$list"; fi
+refuses "ollama: \`ollama show\` before the pull has ended" 1 "Error: model 'qwen3:latest' not found" n3 \
+    env OLLAMA_HOST=n3:"$P15" ollama show qwen3
+wait "$pull"
+if grep -q qwen3:latest <<<"$(curl -s "http://127.0.0.13:$P15/api/tags")" &&
+    STANDIN_NODE=n3 OLLAMA_HOST=n3:"$P15" ollama show qwen3 >/dev/null 2>&1 &&
+    grep -q qwen3:latest <<<"$(STANDIN_NODE=n3 OLLAMA_HOST=n3:"$P15" ollama list)"; then
+    ok "ollama: once the pull has ended, /api/tags, \`ollama list\` and \`ollama show\` have the model"
+else bad "ollama after pull" "$(cat "$tmp/pull.out")"; fi
+
 # --- the records ---------------------------------------------------------------
 if python3 - "$STANDIN_LOG" <<'EOF'; then ok "STANDIN_LOG: one JSON line per start, serving and refused"; else bad "STANDIN_LOG records"; fi
 import json, os, sys
