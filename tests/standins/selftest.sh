@@ -34,12 +34,26 @@ bad() {
     failed=$((failed + 1))
 }
 
-# Free ports, one per name.
-read -r P1 P2 P3 P4 P5 P6 P7 P8 P9 < <(python3 -c '
-import socket
-s = [socket.socket() for _ in range(9)]
+# Free ports, one per name; B: the first of 16 free consecutive ports.
+read -r P1 P2 P3 P4 P5 P6 P7 P8 P9 P10 P11 P12 P13 P14 P15 B < <(python3 -c '
+import random, socket
+s = [socket.socket() for _ in range(15)]
 for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])')
+ports = [x.getsockname()[1] for x in s]
+while True:
+    base = random.randrange(20000, 30000)
+    if any(base <= p < base + 16 for p in ports):
+        continue
+    try:
+        block = []
+        for p in range(base, base + 16):
+            b = socket.socket(); block.append(b); b.bind(("0.0.0.0", p))
+        break
+    except OSError:
+        pass
+    finally:
+        for b in block: b.close()
+print(*ports, base)')
 
 # start NAME NODE CMD... : runs CMD on "node" NODE in the background.
 start() {
@@ -133,6 +147,74 @@ if kill -0 "$pid_vllm" 2>/dev/null; then bad "vllm kept serving after its Ray wo
 bash -c "STANDIN_NODE=n3 ray start --head --port=$P6 >/dev/null 2>&1; sleep 1"
 sleep 1.5
 refuses "ray: a head is gone once the shell that started it exits" 1 "Unable to connect to GCS" n2 ray start --address="n3:$P6"
+refuses "ray: --ray-client-server-port without grpcio (ray[client])" 1 "Ray Client requires pip package" n3 \
+    ray start --head --port="$P6" --ray-client-server-port="$P10"
+out=$(STANDIN_NODE=n3 STANDIN_RAY_CLIENT=1 bash -c "ray start --head --port=$P6 --ray-client-server-port=$P10 && ray status --address=n3:$P6" 2>&1)
+if grep -q "Active:" <<<"$out"; then ok "ray: --ray-client-server-port with STANDIN_RAY_CLIENT=1 (grpcio installed) starts the head"; else bad "ray client port with grpcio" "$out"; fi
+
+# --- vLLM on several nodes without Ray (--nnodes, vLLM >= 0.11.1) ----------------
+refuses "vllm mp: --headless on node rank 0" 1 "--headless on --node-rank 0" n1 \
+    env CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve m -tp 4 -pp 2 --nnodes 2 --node-rank 0 --master-addr n1 --headless
+refuses "vllm mp: node rank 1 without --headless" 1 "collective_rpc should not be called on follower node" n2 \
+    env CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve m -tp 4 -pp 2 --nnodes 2 --node-rank 1 --master-addr n1
+refuses "vllm mp: --node-rank 2 of --nnodes 2" 1 "node_rank=2 must be less than nnodes=2" n2 \
+    env CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve m -tp 4 -pp 2 -n 2 -r 2 --master-addr n1 --headless
+refuses "vllm mp: TP x PP not a multiple of --nnodes" 1 "world_size=3 must be divisible by nnodes=2" n2 \
+    env CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve m -tp 3 --nnodes 2 --node-rank 1 --master-addr n1 --headless
+refuses "vllm mp: 4 workers a node on 2 visible GPUs" 1 "local_world_size (4) must be less than or equal to the number of visible devices (2)" n2 \
+    env CUDA_VISIBLE_DEVICES=0,1 vllm serve m -tp 4 -pp 2 --nnodes 2 --node-rank 1 --master-addr n1 --headless
+refuses "vllm mp: --nnodes 2 with the Ray executor" 1 "nnodes > 1 can only be set when distributed executor backend is mp" n1 \
+    env CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve m -tp 4 -pp 2 --nnodes 2 --node-rank 0 --master-addr n1 --distributed-executor-backend ray
+refuses "vllm mp: a lone headless rank gives up at STANDIN_TIMEOUT" 1 "timed out after 2s" n2 \
+    env STANDIN_TIMEOUT=2 CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve m -tp 4 -pp 2 --nnodes 2 --node-rank 1 --master-addr n1 --master-port "$P11" --headless
+refuses "vllm mp: node rank 0 whose --master-addr is another node" 1 "does not reach node rank 0's own store" n1 \
+    env STANDIN_TIMEOUT=2 CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve m -tp 4 -pp 2 --nnodes 2 --node-rank 0 --master-addr n2 --master-port "$P11" --port "$P12"
+# Node rank 0 binds its API port before anything else: a port in use fails
+# it at once. Alone, it refuses connections until every rank is in, and with
+# nobody coming it gives up at STANDIN_TIMEOUT.
+start busy n3 vllm serve m --port "$P12"
+wait_http "http://127.0.0.13:$P12/health" 200 10
+refuses "vllm mp: node rank 0 on an API port in use fails at once" 1 "Address already in use" n3 \
+    env CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve m -tp 4 -pp 2 --nnodes 2 --node-rank 0 --master-addr n3 --master-port "$P11" --port "$P12"
+kill "$pid_busy"
+wait "$pid_busy" 2>/dev/null
+start mplone n3 env STANDIN_TIMEOUT=4 CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve m -tp 4 -pp 2 --nnodes 2 --node-rank 0 \
+    --master-addr n3 --master-port "$P11" --port "$P12"
+sleep 1.5
+if kill -0 "$pid_mplone" 2>/dev/null && [ "$(http "http://127.0.0.13:$P12/health")" = 000 ]; then
+    ok "vllm mp: node rank 0 serves nothing before the other ranks are in"
+else bad "vllm mp: rank 0 alone" "$(cat "$tmp/mplone.out")"; fi
+wait "$pid_mplone"
+rc=$?
+if [ "$rc" = 1 ] && grep -q "Timed out after 4 seconds (STANDIN_TIMEOUT) waiting for clients. 1/2" "$tmp/mplone.out"; then
+    ok "vllm mp: a lone node rank 0 gives up at STANDIN_TIMEOUT (exit 1)"
+else bad "vllm mp: a lone rank 0: exit $rc" "$(cat "$tmp/mplone.out")"; fi
+# The worker first (short flags), its leader 2 s late.
+start mpw n2 env CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve m -tp 4 -pp 2 -n 2 -r 1 --master-addr n1 --master-port "$P11" --headless
+start mpl n1 env CUDA_VISIBLE_DEVICES=0,1,2,3 STANDIN_LEADER_DELAY=2 vllm serve m -tp 4 -pp 2 -n 2 -r 0 --master-addr n1 \
+    --master-port "$P11" --port "$P12" --served-model-name big
+if wait_http "http://127.0.0.11:$P12/v1/models" 200 15 && grep -q '"id": "big"' <<<"$(curl -s "http://127.0.0.11:$P12/v1/models")" &&
+    [ "$(http "http://127.0.0.12:$P12/health")" = 000 ] && kill -0 "$pid_mpw" 2>/dev/null; then
+    ok "vllm mp: a worker started before its leader joins; node rank 0 serves, the headless rank serves no HTTP"
+else bad "vllm mp: 2 nodes" "$(cat "$tmp/mpw.out" "$tmp/mpl.out")"; fi
+kill "$pid_mpl"
+for _ in $(seq 50); do kill -0 "$pid_mpw" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$pid_mpw" 2>/dev/null; then bad "vllm mp: the headless rank outlived node rank 0"; else ok "vllm mp: the headless rank exits when node rank 0 goes"; fi
+# The leader first; then the worker dies: /health still 200 (vLLM notices
+# at its next step), the next completion fails and node rank 0 exits.
+start mpl2 n1 env CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve m -tp 4 -pp 2 --nnodes 2 --node-rank 0 --master-addr n1 \
+    --master-port "$P13" --port "$P14"
+start mpw2 n2 env CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve m -tp 4 -pp 2 --nnodes 2 --node-rank 1 --master-addr n1 \
+    --master-port "$P13" --headless
+if wait_http "http://127.0.0.11:$P14/health" 200 15; then ok "vllm mp: the leader first, then its worker: serving"; else bad "vllm mp: leader first" "$(cat "$tmp/mpl2.out" "$tmp/mpw2.out")"; fi
+kill "$pid_mpw2"
+sleep 0.5
+health=$(http "http://127.0.0.11:$P14/health")
+code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' -d '{"model": "m", "prompt": "x"}' "http://127.0.0.11:$P14/v1/completions")
+for _ in $(seq 30); do kill -0 "$pid_mpl2" 2>/dev/null || break; sleep 0.1; done
+if [ "$health" = 200 ] && [ "$code" = 500 ] && ! kill -0 "$pid_mpl2" 2>/dev/null; then
+    ok "vllm mp: a worker gone, /health still 200, the next completion fails (500) and node rank 0 exits"
+else bad "vllm mp: worker gone: /health $health, completion $code" "$(cat "$tmp/mpl2.out")"; fi
 
 # --- SGLang ----------------------------------------------------------------------
 refuses "sglang: an empty --node-rank" 2 "argument --node-rank: invalid int value: ''" n2 \
@@ -164,6 +246,26 @@ start sgdefault n1 python3 -m sglang.launch_server --model-path m --port "$P9"
 sleep 1.5
 if [ "$(http "http://127.0.0.11:$P9/health")" = 000 ]; then ok "sglang: the default --host 127.0.0.1 is not reachable at the node's address"; else bad "sglang default host reachable"; fi
 kill "$pid_sgdefault"
+
+# Leaders on one node (n3): the TCPStore takes D on all interfaces; with
+# --enable-dp-attention the ZMQ sockets take D+1..D+6 on the --dist-init-addr
+# host; without it they are ipc:// sockets. B..B+15 are free.
+sgl=(python3 -m sglang.launch_server --model-path m --tp 2 --nnodes 2 --node-rank 0)
+start sgA n3 "${sgl[@]}" --dist-init-addr "n3:$((B + 4))" --port "$P13"
+sleep 1
+if kill -0 "$pid_sgA" 2>/dev/null; then ok "sglang: leader A (no DP attention) waits at D=B+4"; else bad "sglang leader A" "$(cat "$tmp/sgA.out")"; fi
+refuses "sglang: a DP-attention leader at B+1, whose D+1..D+6 cover A's D" 1 "ZMQError: Address already in use (addr='tcp://n3:$((B + 4))')" n3 \
+    "${sgl[@]}" --dist-init-addr "n3:$((B + 1))" --enable-dp-attention --dp 2 --port "$P14"
+start sgB n3 "${sgl[@]}" --dist-init-addr "n3:$((B + 7))" --port "$P14"
+sleep 1
+if kill -0 "$pid_sgB" 2>/dev/null; then ok "sglang: without DP attention, a leader at A's D+3 starts beside A (A holds only D)"; else bad "sglang leader B at D+3" "$(cat "$tmp/sgB.out")"; fi
+kill "$pid_sgA" "$pid_sgB"
+start sgC n3 "${sgl[@]}" --dist-init-addr "n3:$((B + 8))" --enable-dp-attention --dp 2 --port "$P13"
+sleep 1
+if kill -0 "$pid_sgC" 2>/dev/null; then ok "sglang: a DP-attention leader C binds D..D+6 (D=B+8)"; else bad "sglang leader C" "$(cat "$tmp/sgC.out")"; fi
+refuses "sglang: a leader whose D is C's D+2" 1 "port: $((B + 10)), useIpv6: false, code: -98, name: EADDRINUSE" n3 \
+    "${sgl[@]}" --dist-init-addr "n3:$((B + 10))" --port "$P14"
+kill "$pid_sgC"
 
 # --- llama.cpp ---------------------------------------------------------------
 printf 'GGUF\3\0\0\0' >"$tmp/model.gguf"
@@ -214,6 +316,27 @@ if STANDIN_NODE=n2 OLLAMA_HOST=0.0.0.0:"$P5" ollama pull llama3 >/dev/null 2>&1 
     grep -q 'llama3:latest' <<<"$(curl -s "http://127.0.0.12:$P5/v1/models")"; then
     ok "ollama: pull through OLLAMA_HOST=0.0.0.0:PORT, then /v1/models lists it"
 else bad "ollama pull"; fi
+
+# A pull takes STANDIN_PULL_SECONDS: until it has ended the model is not listed
+# and `ollama show` fails.
+start ollama2 n3 env OLLAMA_HOST=0.0.0.0:"$P15" STANDIN_PULL_SECONDS=3 ollama serve
+wait_http "http://127.0.0.13:$P15/" 200 10
+(STANDIN_NODE=n3 OLLAMA_HOST=n3:"$P15" ollama pull qwen3 >"$tmp/pull.out" 2>&1) &
+pull=$!
+sleep 0.7
+tags=$(curl -s "http://127.0.0.13:$P15/api/tags")
+list=$(STANDIN_NODE=n3 OLLAMA_HOST=n3:"$P15" ollama list 2>&1)
+if [ "$tags" = '{"models": []}' ] && ! grep -q qwen3 <<<"$list"; then
+    ok "ollama: while the pull runs, /api/tags and \`ollama list\` show no model"
+else bad "ollama during pull: tags $tags" "$list"; fi
+refuses "ollama: \`ollama show\` before the pull has ended" 1 "Error: model 'qwen3:latest' not found" n3 \
+    env OLLAMA_HOST=n3:"$P15" ollama show qwen3
+wait "$pull"
+if grep -q qwen3:latest <<<"$(curl -s "http://127.0.0.13:$P15/api/tags")" &&
+    STANDIN_NODE=n3 OLLAMA_HOST=n3:"$P15" ollama show qwen3 >/dev/null 2>&1 &&
+    grep -q qwen3:latest <<<"$(STANDIN_NODE=n3 OLLAMA_HOST=n3:"$P15" ollama list)"; then
+    ok "ollama: once the pull has ended, /api/tags, \`ollama list\` and \`ollama show\` have the model"
+else bad "ollama after pull" "$(cat "$tmp/pull.out")"; fi
 
 # --- the records ---------------------------------------------------------------
 if python3 - "$STANDIN_LOG" <<'EOF'; then ok "STANDIN_LOG: one JSON line per start, serving and refused"; else bad "STANDIN_LOG records"; fi

@@ -228,9 +228,13 @@ class Net:
             return self.addr
         return host
 
-    def listen(self, host, port, backlog=128):
+    def listen(self, host, port, backlog=128, bind_only=False):
         """Listening sockets for `host`:`port` (several when it means all
-        interfaces); raises OSError as bind does (EADDRINUSE...)."""
+        interfaces); raises OSError as bind does (EADDRINUSE...). With
+        bind_only the sockets are bound but not listening (serve_http
+        listens later): a connection is refused, a port another socket
+        listens on fails the bind, but another SO_REUSEADDR socket may
+        still bind the port meanwhile, as on Linux."""
         socks = []
         try:
             for a in self.bind_addrs(host):
@@ -241,7 +245,8 @@ class Net:
                 except OSError as e:
                     s.close()
                     raise OSError(e.errno, f"[Errno {e.errno}] error while attempting to bind on address ('{a}', {port}): {e.strerror}")
-                s.listen(backlog)
+                if not bind_only:
+                    s.listen(backlog)
                 socks.append(s)
                 if port == 0:
                     port = s.getsockname()[1]
@@ -444,13 +449,22 @@ class Server(http.server.ThreadingHTTPServer):
         self.app = app
 
 
-def serve_http(record, prog, net, host, port, app, banner):
+def serve_http(record, prog, net, host, port, app, banner, socks=None):
     """Binds host:port as the emulated network says, records the start and
-    serves until killed. A bind failure refuses, as uvicorn does."""
-    try:
-        socks = net.listen(host, port)
-    except OSError as e:
-        fail(record, prog, f"OSError: {e.strerror or e}", 1)
+    serves until killed. A bind failure refuses, as uvicorn does. `socks`:
+    sockets bound earlier (Net.listen(..., bind_only=True)), listened on
+    now."""
+    if socks is None:
+        try:
+            socks = net.listen(host, port)
+        except OSError as e:
+            fail(record, prog, f"OSError: {e.strerror or e}", 1)
+    else:
+        try:
+            for s in socks:
+                s.listen(128)
+        except OSError as e:
+            fail(record, prog, f"OSError: [Errno {e.errno}] error while attempting to listen on port {port}: {e.strerror}", 1)
     bound = [f"{s.getsockname()[0]}:{s.getsockname()[1]}" for s in socks]
     record.set(host=host, port=port, bound=bound)
     record.log("serving")

@@ -12,10 +12,11 @@ envconfig/config.go Host/ConnectableHost, server/routes.go, cmd/):
     "could not connect to ollama server" when none answers; `run` pulls
     first, as ollama does;
   - a model is listed only once its pull has ended (STANDIN_PULL_SECONDS,
-    default 1: a real pull downloads gigabytes), so /api/tags and
-    `ollama show` say nothing of it before;
+    default 1: a real pull downloads gigabytes and writes the manifest
+    last), so /api/tags, /v1/models, `ollama list` and `ollama show` say
+    nothing of it before;
   - `ollama cp SRC DST` (POST /api/copy {source, destination}) names a
-    pulled model again, 404 "model 'SRC' not found" otherwise; `ollama
+    pulled model again, 404 `model "SRC" not found` otherwise; `ollama
     show NAME` (POST /api/show {model}) exits 1 with "Error: model 'NAME'
     not found" until NAME is there (server/routes.go CopyHandler,
     ShowHandler; cmd/cmd.go CopyHandler, ShowHandler). Names without a tag
@@ -116,10 +117,13 @@ def serve(argv):
         return 200, {"status": "success"}
 
     def copy(body):
-        src = tagged((body or {}).get("source") or "")
+        raw = (body or {}).get("source") or ""
+        src = tagged(raw)
         dst = tagged((body or {}).get("destination") or "")
         if src not in pulled:
-            return 404, {"error": f"model '{src}' not found"}
+            # server/routes.go CopyHandler: fmt.Sprintf("model %q not found", r.Source),
+            # the name as sent; ShowHandler says 'NAME:TAG' (DisplayShortest).
+            return 404, {"error": f"model {json.dumps(raw)} not found"}
         if dst not in pulled:
             pulled.append(dst)
         return 200, {}

@@ -6,6 +6,14 @@ status. Contract (ray-project/ray python/ray/scripts/scripts.py):
     the foreground with --block; a taken port fails;
   - `ray start --address=H:P` joins the cluster at H:P, failing at once when
     no GCS answers there (so a worker started before its head must retry);
+  - `--ray-client-server-port` needs grpcio (`ray[client]` or
+    `ray[default]`): without it `ray start`, head or worker, fails at once
+    building its RayParams (python/ray/_private/parameter.py
+    RayParams._check_usage: "Ray Client requires pip package
+    `ray[client]`. ..."). The stand-in's Ray is the minimal `pip install
+    ray` unless STANDIN_RAY_CLIENT=1; with it the port must be in
+    1024..65535 and the head's default is 10001 (scripts.py: "no port, has
+    client -> default to 10001"), recorded only: no client server listens;
   - a node's GPUs: --num-gpus, else CUDA_VISIBLE_DEVICES, else 0;
   - the node records the cluster it started or joined last (Ray's
     ray_current_cluster), which `ray.init()` without an address falls back
@@ -83,6 +91,7 @@ def start(argv):
     except cli.UsageError as e:
         cli.click_fail("ray start", "[OPTIONS]", str(e))
     net = core.run_refusing(record, "ray", core.Net)
+    check_client_port(record, o)
     gpus = raycore.gpus_of_node(o.get("num_gpus"))
     cpus = o.get("num_cpus") or 16
     if o.get("node_ip_address"):
@@ -101,6 +110,38 @@ def start(argv):
     if not o.get("address"):
         core.fail(record, "ray", "ValueError: If --head is not passed in, --address must be provided.")
     return start_worker(record, net, o["address"], gpus, cpus, o.get("block"))
+
+
+def check_client_port(record, o):
+    """python/ray/scripts/scripts.py `ray start` builds RayParams(...,
+    ray_client_server_port=...) for a head and a worker alike, and
+    python/ray/_private/parameter.py RayParams._check_usage raises:
+
+        if self.ray_client_server_port is not None:
+            if not check_ray_client_dependencies_installed():   # grpcio
+                raise ValueError("Ray Client requires pip package `ray[client]`. ...")
+            if self.ray_client_server_port < 1024 or self.ray_client_server_port > 65535:
+                raise ValueError("ray_client_server_port must be an integer between 1024 and 65535.")
+
+    grpcio comes only with the `client` and `default` extras (python/setup.py),
+    not with `pip install ray`: here it is missing unless STANDIN_RAY_CLIENT=1."""
+    port = o.get("ray_client_server_port")
+    installed = os.environ.get("STANDIN_RAY_CLIENT") == "1"
+    if port is None:
+        if installed and o.get("head"):
+            record.set(ray_client_server_port=10001)  # scripts.py: no port, has client -> 10001
+        return
+    if not installed:
+        core.fail(
+            record,
+            "ray",
+            "ValueError: Ray Client requires pip package `ray[client]`. If you installed the minimal Ray (e.g. "
+            "`pip install ray`), please reinstall by executing `pip install ray[client]`. (stand-in: grpcio is "
+            "not installed; STANDIN_RAY_CLIENT=1 installs it)",
+        )
+    if not 1024 <= port <= 65535:
+        core.fail(record, "ray", "ValueError: ray_client_server_port must be an integer between 1024 and 65535.")
+    record.set(ray_client_server_port=port)
 
 
 def node_addr(net):

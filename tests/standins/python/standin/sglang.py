@@ -8,7 +8,10 @@ docs/advanced_features/server_arguments.md):
     tp x pp / nnodes schedulers on GPUs base-gpu-id + i x gpu-id-step, which
     CUDA_VISIBLE_DEVICES (when set) must have;
   - several nodes: rank 0 is the torch TCPStore server on the
-    --dist-init-addr port (all interfaces) and waits for the other ranks;
+    --dist-init-addr port (all interfaces) and, with --enable-dp-attention,
+    binds the six ZMQ ports after it on the --dist-init-addr host (see
+    dp_attention_ports); a taken port fails at once; it waits for the other
+    ranks;
     ranks > 0 connect to --dist-init-addr, retrying (a TCPStore client)
     until STANDIN_TIMEOUT; only when all ranks are in does rank 0 serve
     HTTP; ranks > 0 then serve only the dummy health server (/health,
@@ -26,6 +29,7 @@ import time
 from . import core
 
 PROG = "launch_server.py"
+HELD = []
 
 VALUE = {
     "--model-path": str, "--tokenizer-path": str, "--tokenizer-mode": str, "--load-format": str,
@@ -127,7 +131,8 @@ def main(argv, argv0=("python3", "-m", "sglang.launch_server")):
             core.fail(record, PROG, f"ValueError: --dist-init-addr {dist!r}: {e}")
         if rank == 0:
             core.leader_delay()
-            core.run_refusing(record, PROG, lambda: rendezvous_server(record, net, dport, nnodes, tp, pp))
+            block = dp_attention_ports(dhost, dport) if a.enable_dp_attention else None
+            core.run_refusing(record, PROG, lambda: rendezvous_server(record, net, dport, nnodes, tp, pp, block))
         else:
             conn = core.run_refusing(record, PROG, lambda: rendezvous_client(record, net, dhost, dport, rank, nnodes, tp, pp))
             app = core.App(record, lambda: [], "sglang")
@@ -151,8 +156,43 @@ def hello(rank, nnodes, tp, pp):
     return {"rank": rank, "nnodes": nnodes, "tp": tp, "pp": pp, "node": core.node_name()}
 
 
-def rendezvous_server(record, net, dport, nnodes, tp, pp):
-    """Rank 0: the TCPStore server; returns when every other rank is in."""
+def dp_attention_ports(dhost, dport):
+    """The TCP ports node 0 binds besides the TCPStore when DP attention is
+    on: python/sglang/srt/server_args.py PortArgs.init_new (stored copy at
+    commit 001067ff, research-23 section 3):
+
+        if not cfg.enable_dp_attention:
+            # Normal case, use IPC within a single node
+            return PortArgs(tokenizer_ipc_name=f"ipc://...", ...)
+        ...
+        na = NetworkAddress.parse(server_args.dist_init_addr)
+        NUM_DERIVED_PORTS = 6 if not is_rust_server else 6 + cfg.dp_size
+        elif dist_init_port + NUM_DERIVED_PORTS > 65535:
+            port_base = dist_init_port - NUM_DERIVED_PORTS - 1
+        else:
+            port_base = dist_init_port + 1
+        detokenizer_port = port_base + 1; rpc_port = port_base + 2
+        metrics_port = port_base + 3; load_collector_port = port_base + 5
+        scheduler_input_port = port_base + 4   # dp_rank None
+        # tokenizer_ipc_name = tcp://{dist_init_host}:{port_base}
+
+    so D+1..D+6 (tokenizer, detokenizer, rpc, metrics, scheduler input,
+    load collector) as tcp://HOST:PORT ZMQ sockets on the --dist-init-addr
+    host. Without DP attention they are ipc:// sockets and no TCP port but
+    D is taken. Not emulated: the Rust server's dp_size extra ports, the
+    data-parallel controller's worker ports, single-node DP attention's
+    --port + 233 block. --nccl-port is not bound when --dist-init-addr is
+    given (python/sglang/srt/distributed/bootstrap.py uses the
+    dist_init_addr TCPStore then)."""
+    n = 6
+    base = dport - n - 1 if dport + n > 65535 else dport + 1
+    names = ["tokenizer", "detokenizer", "rpc", "metrics", "scheduler_input", "load_collector"]
+    return [(dhost, base + i, names[i]) for i in range(n)]
+
+
+def rendezvous_server(record, net, dport, nnodes, tp, pp, block=None):
+    """Rank 0: the TCPStore server (and the DP-attention ZMQ ports, when
+    `block` lists them); returns when every other rank is in."""
     try:
         socks = net.listen("0.0.0.0", dport)
     except OSError as e:
@@ -160,7 +200,16 @@ def rendezvous_server(record, net, dport, nnodes, tp, pp):
             "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network "
             f"address. port: {dport}, useIpv6: false, code: -98, name: EADDRINUSE, message: {e.strerror}"
         )
-    record.set(dist_bound=[f"{s.getsockname()[0]}:{dport}" for s in socks])
+    zmq = []
+    for zhost, zport, _ in block or []:
+        try:
+            zmq += net.listen(zhost, zport)
+        except OSError as e:
+            # pyzmq's message for a failed bind of tcp://HOST:PORT
+            raise core.Refused(f"zmq.error.ZMQError: {os.strerror(e.errno) if e.errno else e} (addr='tcp://{zhost}:{zport}')")
+    HELD.extend(zmq)  # bound for as long as this process lives
+    record.set(dist_bound=[f"{s.getsockname()[0]}:{dport}" for s in socks],
+               zmq_bound=[f"{s.getsockname()[0]}:{s.getsockname()[1]}" for s in zmq])
     record.log("waiting", waiting_for=f"{nnodes - 1} ranks on port {dport}")
     sys.stderr.write(f"sglang stand-in: rank 0 waits for {nnodes - 1} ranks on port {dport}\n")
     sys.stderr.flush()
