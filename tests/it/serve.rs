@@ -125,10 +125,31 @@ pub const SLURM_CATALOG: &str = r#"
 name = "llama-405b"
 source = "meta-llama/Llama-3.1-405B-Instruct"
 [[model.profile]]
-name = "ray-2x4"
+name = "mp-2x4"
 engine = "vllm"
 gpu_class = "h100"
 gpus_per_node = 4
+nodes = 2
+
+[[model]]
+name = "llama-70b"
+source = "meta-llama/Llama-3.1-70B-Instruct"
+[[model.profile]]
+name = "ray-2x2"
+engine = "vllm"
+gpu_class = "h100"
+gpus_per_node = 2
+nodes = 2
+launcher = "ray"
+
+[[model]]
+name = "qwen-72b"
+source = "Qwen/Qwen2.5-72B-Instruct"
+[[model.profile]]
+name = "sgl-2x2"
+engine = "sglang"
+gpu_class = "h100"
+gpus_per_node = 2
 nodes = 2
 
 [[model]]
@@ -308,9 +329,13 @@ fn rendered_slurm_jobs_serve_every_engine_on_a_real_cluster() {
     let standin_log = d.join("standin-log");
     std::fs::create_dir_all(&standin_log).unwrap();
     let mut jobs = Jobs { conf: &conf, ids: Vec::new() };
-    let mut scripts: Vec<PathBuf> = std::fs::read_dir(&jobs_dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut scripts: Vec<PathBuf> = std::fs::read_dir(&jobs_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sbatch"))
+        .collect();
     scripts.sort();
-    assert_eq!(scripts.len(), 7);
+    assert_eq!(scripts.len(), 9);
     for s in &scripts {
         jobs.ids.push(submit(&conf, &cdir, s, &standin_log, d));
     }
@@ -339,12 +364,30 @@ fn rendered_slurm_jobs_serve_every_engine_on_a_real_cluster() {
             .collect::<Vec<_>>()
             .join(" ")
     };
+    // vLLM across nodes on its own backend; the Ray one only where asked.
     assert!(
-        argv("llama-405b")
-            .contains("--tensor-parallel-size 4 --pipeline-parallel-size 2 --distributed-executor-backend ray"),
+        argv("llama-405b").contains("--tensor-parallel-size 4 --pipeline-parallel-size 2 --nnodes 2 --node-rank 0"),
         "{}",
         argv("llama-405b")
     );
+    assert!(!argv("llama-405b").contains("ray"), "{}", argv("llama-405b"));
+    assert!(
+        argv("llama-70b")
+            .contains("--tensor-parallel-size 2 --pipeline-parallel-size 2 --distributed-executor-backend ray"),
+        "{}",
+        argv("llama-70b")
+    );
+    // Two SGLang leaders: each its own block of ports, both serve.
+    let dist = |m: &str| {
+        let a = argv(m);
+        a.split(" --dist-init-addr ").nth(1).unwrap_or_default().split(' ').next().unwrap_or_default().to_string()
+    };
+    let (a, b) = (dist("deepseek"), dist("qwen-72b"));
+    // This plan puts both replicas on gpu03 (deepseek's leader, a rank of
+    // qwen-72b's): their blocks are booked on every node of each, so apart.
+    let (pa, pb): (u16, u16) =
+        (a.rsplit(':').next().unwrap().parse().unwrap(), b.rsplit(':').next().unwrap().parse().unwrap());
+    assert!(pa.abs_diff(pb) >= 8, "two SGLang replicas on one node overlap: {a} and {b}");
     assert!(argv("deepseek").contains("--tp 8 --nnodes 2 --node-rank 0 --dist-init-addr"), "{}", argv("deepseek"));
     assert!(
         argv("gguf").starts_with("llama-server -hf bartowski/Llama-3.2-1B-Instruct-GGUF --host 0.0.0.0"),
