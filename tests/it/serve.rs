@@ -290,6 +290,45 @@ pub fn submit_with(conf: &str, dir: &Path, script: &Path, log: &Path, work: &Pat
     String::from_utf8_lossy(&out.stdout).trim().split(';').next().unwrap().to_string()
 }
 
+/// What each engine was started with, as the stand-ins recorded it.
+fn engines_got_what_render_wrote(argv: &dyn Fn(&str) -> String) {
+    // vLLM across nodes on its own backend; the Ray one only where asked.
+    assert!(
+        argv("llama-405b").contains("--tensor-parallel-size 4 --pipeline-parallel-size 2 --nnodes 2 --node-rank 0"),
+        "{}",
+        argv("llama-405b")
+    );
+    assert!(!argv("llama-405b").contains("ray"), "{}", argv("llama-405b"));
+    assert!(
+        argv("llama-70b")
+            .contains("--tensor-parallel-size 2 --pipeline-parallel-size 2 --distributed-executor-backend ray"),
+        "{}",
+        argv("llama-70b")
+    );
+    // Two SGLang leaders: each its own block of ports, both serve.
+    let dist = |m: &str| {
+        let a = argv(m);
+        a.split(" --dist-init-addr ").nth(1).unwrap_or_default().split(' ').next().unwrap_or_default().to_string()
+    };
+    let (a, b) = (dist("deepseek"), dist("qwen-72b"));
+    // This plan puts both replicas on gpu03 (deepseek's leader, a rank of
+    // qwen-72b's): their blocks are booked on every node of each, so apart.
+    let (pa, pb): (u16, u16) =
+        (a.rsplit(':').next().unwrap().parse().unwrap(), b.rsplit(':').next().unwrap().parse().unwrap());
+    assert!(pa.abs_diff(pb) >= 8, "two SGLang replicas on one node overlap: {a} and {b}");
+    assert!(argv("deepseek").contains("--tp 8 --nnodes 2 --node-rank 0 --dist-init-addr"), "{}", argv("deepseek"));
+    assert!(
+        argv("gguf").starts_with("llama-server -hf bartowski/Llama-3.2-1B-Instruct-GGUF --host 0.0.0.0"),
+        "{}",
+        argv("gguf")
+    );
+    assert!(
+        argv("mistral").contains("--hostname 0.0.0.0") && argv("mistral").contains("--num-shard 2"),
+        "{}",
+        argv("mistral")
+    );
+}
+
 #[test]
 fn rendered_slurm_jobs_serve_every_engine_on_a_real_cluster() {
     let Some((conf, cdir)) = cluster() else { return };
@@ -364,41 +403,7 @@ fn rendered_slurm_jobs_serve_every_engine_on_a_real_cluster() {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    // vLLM across nodes on its own backend; the Ray one only where asked.
-    assert!(
-        argv("llama-405b").contains("--tensor-parallel-size 4 --pipeline-parallel-size 2 --nnodes 2 --node-rank 0"),
-        "{}",
-        argv("llama-405b")
-    );
-    assert!(!argv("llama-405b").contains("ray"), "{}", argv("llama-405b"));
-    assert!(
-        argv("llama-70b")
-            .contains("--tensor-parallel-size 2 --pipeline-parallel-size 2 --distributed-executor-backend ray"),
-        "{}",
-        argv("llama-70b")
-    );
-    // Two SGLang leaders: each its own block of ports, both serve.
-    let dist = |m: &str| {
-        let a = argv(m);
-        a.split(" --dist-init-addr ").nth(1).unwrap_or_default().split(' ').next().unwrap_or_default().to_string()
-    };
-    let (a, b) = (dist("deepseek"), dist("qwen-72b"));
-    // This plan puts both replicas on gpu03 (deepseek's leader, a rank of
-    // qwen-72b's): their blocks are booked on every node of each, so apart.
-    let (pa, pb): (u16, u16) =
-        (a.rsplit(':').next().unwrap().parse().unwrap(), b.rsplit(':').next().unwrap().parse().unwrap());
-    assert!(pa.abs_diff(pb) >= 8, "two SGLang replicas on one node overlap: {a} and {b}");
-    assert!(argv("deepseek").contains("--tp 8 --nnodes 2 --node-rank 0 --dist-init-addr"), "{}", argv("deepseek"));
-    assert!(
-        argv("gguf").starts_with("llama-server -hf bartowski/Llama-3.2-1B-Instruct-GGUF --host 0.0.0.0"),
-        "{}",
-        argv("gguf")
-    );
-    assert!(
-        argv("mistral").contains("--hostname 0.0.0.0") && argv("mistral").contains("--num-shard 2"),
-        "{}",
-        argv("mistral")
-    );
+    engines_got_what_render_wrote(&argv);
     // Two replicas on one node listen on ports of their own.
     let urls: Vec<&str> = ends["endpoints"].as_array().unwrap().iter().map(|e| e["url"].as_str().unwrap()).collect();
     let mut unique = urls.clone();
