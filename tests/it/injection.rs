@@ -26,7 +26,7 @@ const HOSTILE: &[&str] = &[
 fn sandbox(dir: &Path) -> std::path::PathBuf {
     let bin = dir.join("bin");
     let record = r#"#!/bin/bash
-n=$(ls "$LOG" | wc -l); printf '%s\0' "$(basename "$0")" "$@" > "$LOG/$n"
+printf '%s\0' "$(basename "$0")" "$@" > "$LOG/$(date +%s%N).$$"
 "#;
     for name in ["vllm", "ray", "llama-server", "text-generation-launcher", "trtllm-serve", "ollama"] {
         executable(&bin.join(name), record);
@@ -44,7 +44,12 @@ n=$(ls "$LOG" | wc -l); printf '%s\0' "$(basename "$0")" "$@" > "$LOG/$n"
 /// Every recorded call: argv as strings.
 fn calls(log: &Path) -> Vec<Vec<String>> {
     let mut files: Vec<_> = std::fs::read_dir(log).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort_by_key(|p| p.file_name().unwrap().to_string_lossy().parse::<u32>().unwrap_or(0));
+    // Named by the nanosecond each call began and its pid: two calls at
+    // once (a server in the background) never write one file.
+    files.sort_by_key(|p| {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        name.split('.').next().and_then(|n| n.parse::<u128>().ok()).unwrap_or(0)
+    });
     files
         .iter()
         .map(|p| {

@@ -80,7 +80,11 @@ fn after_sbatch_and_a_reimport_with_jobs_place_places_nothing() {
     };
     let out = render(&plan, &fleet);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
-    let mut scripts: Vec<_> = std::fs::read_dir(&jobs_dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut scripts: Vec<_> = std::fs::read_dir(&jobs_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sbatch"))
+        .collect();
     scripts.sort();
     assert_eq!(scripts.len(), 4);
     let log = d.join("standin-log");
@@ -138,7 +142,7 @@ fn after_sbatch_and_a_reimport_with_jobs_place_places_nothing() {
         let out = render(&next, &again);
         assert_eq!(code(&out), 0, "{}", transcript(&out));
         assert!(!String::from_utf8_lossy(&out.stderr).contains("removed"), "{}", transcript(&out));
-        assert_eq!(std::fs::read_dir(&jobs_dir).unwrap().count(), 4);
+        assert_eq!(std::fs::read_dir(&jobs_dir).unwrap().count(), 5, "four scripts and submit.sh");
         let stop = run(&["render", "slurm", "--stop", plan.to_str().unwrap(), next.to_str().unwrap()]);
         assert_eq!((code(&stop), stdout(&stop)), (0, String::new()), "{}", transcript(&stop));
     }

@@ -186,7 +186,11 @@ fn render_and_start(conf: &str, cdir: &Path, d: &Path, plan_file: &Path, fleet: 
     let log = d.join("standin-log");
     std::fs::create_dir_all(&log).unwrap();
     let mut started = Vec::new();
-    let mut scripts: Vec<_> = std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut scripts: Vec<_> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sbatch"))
+        .collect();
     scripts.sort();
     for s in scripts.iter().filter(|s| !s.ends_with("llmgw-m-r0.sbatch")) {
         let id = submit_with(conf, cdir, s, &log, d, &[]);
