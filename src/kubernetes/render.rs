@@ -80,10 +80,17 @@ impl Object {
     }
 
     pub fn yaml(&self) -> Result<String, String> {
+        let mut out = String::new();
+        self.yaml_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// Appends the object's YAML to `out`.
+    pub fn yaml_into(&self, out: &mut String) -> Result<(), String> {
         match self {
-            Object::Deployment(d) => serde_saphyr::to_string(d),
-            Object::LeaderWorkerSet(l) => serde_saphyr::to_string(l),
-            Object::Service(s) => serde_saphyr::to_string(s),
+            Object::Deployment(d) => serde_saphyr::to_fmt_writer(out, d),
+            Object::LeaderWorkerSet(l) => serde_saphyr::to_fmt_writer(out, l),
+            Object::Service(s) => serde_saphyr::to_fmt_writer(out, s),
         }
         .map_err(|e| e.to_string())
     }
@@ -98,23 +105,35 @@ pub struct Rendered<'a> {
     pub warnings: Vec<Diag>,
 }
 
-/// One object, serialised.
+/// One object, serialised: its file's text (the header line, then the
+/// YAML), written once into a buffer sized for a pod spec.
 pub struct Written {
     pub file_name: String,
     pub name: String,
-    pub yaml: Result<String, String>,
+    text: Result<String, String>,
     pub model: Option<String>,
     pub replica: Option<u32>,
 }
 
+const FILE_HEADER: &str = "kubernetes; the next render into this folder replaces or removes it.\n";
+
 impl Written {
     fn of(o: &Object) -> Written {
         let (model, replica) = o.replica();
-        Written { file_name: o.file_name(), name: o.name().to_string(), yaml: o.yaml(), model, replica }
+        let mut text = String::with_capacity(4096);
+        text.push_str(HEADER);
+        text.push(' ');
+        text.push_str(FILE_HEADER);
+        let text = o.yaml_into(&mut text).map(|()| text);
+        Written { file_name: o.file_name(), name: o.name().to_string(), text, model, replica }
+    }
+
+    fn text(&self) -> Result<&str, Diag> {
+        self.text.as_deref().map_err(|e| Diag::error(Code::Io, format!("cannot write {}: {e}", self.name)))
     }
 
     fn yaml(&self) -> Result<&str, Diag> {
-        self.yaml.as_deref().map_err(|e| Diag::error(Code::Io, format!("cannot write {}: {e}", self.name)))
+        self.text().map(|t| &t[HEADER.len() + 1 + FILE_HEADER.len()..])
     }
 }
 
@@ -133,11 +152,12 @@ impl Rendered<'_> {
         self.objects
             .iter()
             .map(|o| {
-                let text = format!(
-                    "{HEADER} kubernetes; the next render into this folder replaces or removes it.\n{}",
-                    o.yaml()?
-                );
-                Ok(File { name: o.file_name.clone(), text, model: o.model.clone(), replica: o.replica })
+                Ok(File {
+                    name: o.file_name.clone(),
+                    text: o.text()?.to_string(),
+                    model: o.model.clone(),
+                    replica: o.replica,
+                })
             })
             .collect()
     }
