@@ -445,3 +445,72 @@ fn pyxis_runs_the_image_entrypoint_keeps_downloads_and_profiles_pick_their_parti
         transcript(&out)
     );
 }
+
+/// discover on a machine holding a real Hugging Face cache layout (a
+/// safetensors model and a GGUF one), place and render: each engine is
+/// given a path that exists on the node (the snapshot; the `.gguf` file).
+#[test]
+fn discovered_cache_paths_reach_the_engines_and_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    write(&root, "proc/meminfo", "MemTotal:       1056964608 kB\n");
+    write(&root, "proc/sys/kernel/hostname", "n1\n");
+    let hub = "models/hub";
+    write(&root, &format!("{hub}/models--meta-llama--Llama-3.1-8B-Instruct/refs/main"), "0e9e39f\n");
+    for f in ["config.json", "model-00001-of-00004.safetensors", "tokenizer.json"] {
+        write(&root, &format!("{hub}/models--meta-llama--Llama-3.1-8B-Instruct/snapshots/0e9e39f/{f}"), "x");
+    }
+    // An older snapshot refs/main does not name.
+    write(&root, &format!("{hub}/models--meta-llama--Llama-3.1-8B-Instruct/snapshots/old1/config.json"), "x");
+    let gguf = format!("{hub}/models--Qwen--Qwen2.5-7B-Instruct-GGUF/snapshots/a1/qwen2.5-7b-instruct-q4_k_m.gguf");
+    write(&root, &gguf, "GGUF");
+    write(&root, "etc/llmgw/node.toml", "model_dirs = [\"/models\"]\n");
+    let facts = write(
+        dir.path(),
+        "gpus.json",
+        "[{\"index\": 0, \"name\": \"NVIDIA H100 80GB HBM3\", \"memory_mb\": 81559, \"pci_bus_id\": \"00000000:10:00.0\"}]",
+    );
+    let bin = dir.path().join("bin");
+    for e in ["vllm", "llama-server"] {
+        executable(&bin.join(e), "#!/bin/sh\nexit 0\n");
+    }
+    let out = llmgw()
+        .args(["discover", "--root", root.to_str().unwrap(), "--gpu-facts", facts.to_str().unwrap()])
+        .args(["-o", dir.path().join("fleet.toml").to_str().unwrap()])
+        .env("PATH", &bin)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let fleet = dir.path().join("fleet.toml");
+    let catalog = write(
+        dir.path(),
+        "c.toml",
+        "[[model]]\nname = \"llama\"\nsource = \"meta-llama/Llama-3.1-8B-Instruct\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n\
+         [[model]]\nname = \"qwen\"\nsource = \"Qwen/Qwen2.5-7B-Instruct-GGUF\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n",
+    );
+    let plan = dir.path().join("plan.json");
+    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let out = run(&[
+        "render",
+        "slurm",
+        plan.to_str().unwrap(),
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "-i",
+        fleet.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let text = stdout(&out);
+    let given = |after: &str| -> String {
+        let at = text.find(after).unwrap_or_else(|| panic!("no `{after}` in\n{text}")) + after.len();
+        text[at..].split_whitespace().next().unwrap().to_string()
+    };
+    let snapshot = given("vllm serve ");
+    let file = given("llama-server -m ");
+    assert_eq!(snapshot, "/models/hub/models--meta-llama--Llama-3.1-8B-Instruct/snapshots/0e9e39f");
+    assert_eq!(file, format!("/{gguf}"));
+    // Both exist on the node (the tree discover read stands for its root).
+    assert!(root.join(snapshot.trim_start_matches('/')).join("config.json").is_file());
+    assert!(root.join(file.trim_start_matches('/')).is_file());
+}
