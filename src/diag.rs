@@ -39,6 +39,7 @@ codes! {
     UnknownEngine => "llmgw::catalog::unknown-engine", "an engine llmgw does not know";
     UnknownDtype => "llmgw::catalog::unknown-dtype", "a dtype other than bf16, fp16, fp8, int8, int4, fp4";
     EnvName => "llmgw::catalog::env-name", "an env name that is not a POSIX identifier";
+    EnvRuns => "llmgw::catalog::env-runs", "an env name a shell, the loader or llmgw's scripts read as code";
     SingleNodeEngine => "llmgw::catalog::single-node-engine", "a multi-node profile for an engine that runs on one node only";
     MigProfileShape => "llmgw::catalog::mig-profile-shape", "a mig_profile on a profile that is not one GPU on one node";
     FitTooSmall => "llmgw::fit::too-small", "a profile whose GPUs cannot hold even the weights";

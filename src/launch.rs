@@ -236,7 +236,12 @@ impl Spec<'_> {
 
     /// The deadline every wait of the start-up shares.
     fn deadline() -> String {
-        format!("deadline=$(( $(date +%s) + ${{LLMGW_START_TIMEOUT:-{START_TIMEOUT_S}}} ))\n")
+        // A number before any arithmetic: bash evaluates `a[$(cmd)]` inside
+        // `$(( ))`, so a value from the environment is checked first.
+        format!(
+            "case \"${{LLMGW_START_TIMEOUT:-{START_TIMEOUT_S}}}\" in ''|*[!0-9]*|??????????*) echo \"llmgw: LLMGW_START_TIMEOUT must be a number of seconds\" >&2; exit 1 ;; esac\n\
+             deadline=$(( $(date +%s) + ${{LLMGW_START_TIMEOUT:-{START_TIMEOUT_S}}} ))\n"
+        )
     }
 
     /// vLLM across nodes on its own multiprocessing backend: every node

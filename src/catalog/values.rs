@@ -26,6 +26,16 @@ pub(super) fn env_names(dec: &mut Decoder, entries: &[MapEntry]) -> bool {
         let mut chars = e.key.chars();
         let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
         if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            if let Some(why) = runs_as_code(&e.key) {
+                dec.error(
+                    Code::EnvRuns,
+                    e.key_span,
+                    format!("`{}` cannot be set from a catalog: {why}", e.key),
+                    "not settable",
+                    Some("leave it out; configure the engine with `args` or with env names of its own".into()),
+                );
+                ok = false;
+            }
             continue;
         }
         dec.error(
@@ -38,6 +48,24 @@ pub(super) fn env_names(dec: &mut Decoder, entries: &[MapEntry]) -> bool {
         ok = false;
     }
     ok
+}
+
+/// Why an env name may not come from a catalog: names a shell or the
+/// dynamic loader reads as code or configuration (every `bash -c` of the
+/// start-up scripts would run `BASH_ENV = "$(cmd)"`), and llmgw's own
+/// knobs, which the scripts read.
+pub fn runs_as_code(name: &str) -> Option<&'static str> {
+    const SHELL: &[&str] =
+        &["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "IFS", "CDPATH", "GLOBIGNORE"];
+    if SHELL.contains(&name) || name.starts_with("BASH_FUNC_") {
+        Some("the shell that starts the engine reads it as code or configuration")
+    } else if matches!(name, "LD_PRELOAD" | "LD_AUDIT") {
+        Some("the dynamic loader runs what it names in every process")
+    } else if name.starts_with("LLMGW_") {
+        Some("llmgw's own start-up scripts read it")
+    } else {
+        None
+    }
 }
 
 /// The engine a catalog names, or a report that llmgw knows no such engine.

@@ -140,6 +140,25 @@ pub fn render<'a>(
             );
             continue;
         }
+        // pyxis splits --container-mounts at `,` and a mount at `:`: such a
+        // path would become other mounts (the host's /root, read-write).
+        if let (true, launch::Weights::Local(path)) = (s.pyxis, &j.weights)
+            && path.contains([',', ':'])
+        {
+            errors.push(
+                Diag::error(
+                    Code::CannotRender,
+                    format!(
+                        "{} r{}: the weights path `{}` holds `,` or `:`, which pyxis reads as mount separators",
+                        j.entry.model,
+                        j.entry.replica,
+                        crate::term::escape(path)
+                    ),
+                )
+                .help("move or link the weights to a path without `,` and `:`, or render without --container"),
+            );
+            continue;
+        }
         let node_ids: Vec<&str> = j.nodes.iter().map(|n| n.id.as_str()).collect();
         let ports = match kept(j.entry) {
             Some(p) => *p,
@@ -208,8 +227,10 @@ fn settings_values(s: &Settings) -> Vec<Diag> {
     .into_iter()
     .filter_map(|(flag, v)| {
         let v = v.as_deref()?;
-        let ok =
-            !v.is_empty() && !v.chars().any(|c| c.is_whitespace() || c.is_control() || matches!(c, '\'' | '"' | '#'));
+        let ok = !v.is_empty()
+            && !v.chars().any(|c| c.is_whitespace() || c.is_control() || matches!(c, '\'' | '"' | '#'))
+            // A mount: pyxis splits its list at `,` and a mount at `:`.
+            && (flag != "--cache-dir" || !v.contains([',', ':']));
         (!ok).then(|| {
             Diag::error(
                 Code::BadArgument,

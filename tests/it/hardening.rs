@@ -578,3 +578,125 @@ fn a_million_unplaced_replicas_are_one_explanation() {
     assert!(text.ends_with("1000000 wanted, 0 existing, 300 placed, 999700 unplaced\n"));
     assert!(text.len() < 100_000, "{}", text.len());
 }
+
+/// Env names a shell or the loader read as code, and llmgw's own knobs,
+/// are refused where the catalog sets them: lint points at the name,
+/// render (which loads the catalog) exits 2 and writes nothing.
+#[test]
+fn env_names_that_run_as_code_are_refused_with_their_span() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["BASH_ENV", "ENV", "BASH_FUNC_x%%", "PS4", "IFS", "LD_PRELOAD", "LLMGW_START_TIMEOUT"] {
+        let key = if name.contains('%') { format!("\"{name}\"") } else { name.to_string() };
+        let catalog = write(
+            dir.path(),
+            "c.toml",
+            &format!(
+                "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100\"\nenv = {{ {key} = \"$(touch PWNED)\" }}\n"
+            ),
+        );
+        let out = run(&["lint", catalog.to_str().unwrap()]);
+        assert_eq!(code(&out), 1, "{name}: {}", transcript(&out));
+        let err = stderr(&out);
+        // BASH_FUNC_x%% is no identifier at all: the older check names it.
+        let code_name = if name.contains('%') { "llmgw::catalog::env-name" } else { "llmgw::catalog::env-runs" };
+        assert!(err.contains(code_name) && err.contains("c.toml:7:"), "{name}: {err}");
+    }
+    let fine = write(
+        dir.path(),
+        "ok.toml",
+        "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100\"\nenv = { BASH_ENVIRONMENT_NOTE = \"x\", LD_LIBRARY_PATH = \"/opt/cuda/lib64\" }\n",
+    );
+    assert_eq!(code(&run(&["lint", fine.to_str().unwrap()])), 0);
+}
+
+/// LLMGW_START_TIMEOUT reaches `$(( ))` only as digits: bash would run
+/// `a[$(cmd)]` there.
+#[test]
+fn the_start_timeout_is_a_number_before_any_arithmetic() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fleet = write(d, "fleet.toml", "[[node]]\nid = \"c1\"\n");
+    let catalog = write(
+        d,
+        "c.toml",
+        "[[model]]\nname = \"chat\"\nsource = \"qwen2.5:7b\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"ollama\"\n",
+    );
+    let plan = d.join("plan.json");
+    assert_eq!(
+        code(&run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()])),
+        0
+    );
+    let out = run(&[
+        "render",
+        "slurm",
+        plan.to_str().unwrap(),
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "-i",
+        fleet.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let text = stdout(&out);
+    let script = text.split("bash -c ").nth(1).expect("ollama runs a script");
+    // The script as bash would get it, run with a hostile value: the check
+    // stops it before the arithmetic.
+    let body = Command::new("bash").arg("-c").arg(format!("printf %s {script}")).output().unwrap();
+    let body = String::from_utf8_lossy(&body.stdout).into_owned();
+    let deadline_part: String = body
+        .lines()
+        .take_while(|l| !l.starts_with("until"))
+        .filter(|l| !l.contains("ollama serve") && !l.starts_with("server=") && !l.starts_with("trap"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&deadline_part)
+        .current_dir(d)
+        .env("LLMGW_START_TIMEOUT", "a[$(touch PWNED)]")
+        .output()
+        .unwrap();
+    assert!(!d.join("PWNED").exists(), "{deadline_part}");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must be a number of seconds"), "{}", transcript(&out));
+    let out = Command::new("bash").arg("-c").arg(&deadline_part).env("LLMGW_START_TIMEOUT", "60").output().unwrap();
+    assert!(out.status.success(), "{}", transcript(&out));
+}
+
+/// pyxis splits `--container-mounts` at `,` and `:`: weights at such a
+/// path, or such a --cache-dir, are refused, never turned into mounts.
+#[test]
+fn pyxis_mounts_are_never_split_into_other_mounts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fleet = write(
+        d,
+        "fleet.toml",
+        "[[node]]\nid = \"c1\"\nweights = [{ source = \"org/m/f.gguf\", path = \"/data/m,/root:/x.gguf\" }]\n",
+    );
+    let catalog = write(
+        d,
+        "c.toml",
+        "[[model]]\nname = \"m\"\nsource = \"org/m/f.gguf\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n\
+         [[model]]\nname = \"h\"\nsource = \"org/h:Q4_K_M\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n",
+    );
+    let plan = d.join("plan.json");
+    assert_eq!(
+        code(&run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()])),
+        0
+    );
+    let render = |extra: &[&str]| {
+        let mut a = vec!["render", "slurm", plan.to_str().unwrap(), "--catalog", catalog.to_str().unwrap()];
+        a.extend(["-i", fleet.to_str().unwrap(), "--container", "pyxis"]);
+        a.extend_from_slice(extra);
+        run(&a)
+    };
+    let out = render(&[]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(stderr(&out).contains("/data/m,/root:/x.gguf") && stdout(&out).is_empty(), "{}", transcript(&out));
+    // Without a container the path is only a quoted argument.
+    let mut plain = vec!["render", "slurm", plan.to_str().unwrap(), "--catalog", catalog.to_str().unwrap()];
+    plain.extend(["-i", fleet.to_str().unwrap()]);
+    assert_eq!(code(&run(&plain)), 0);
+    let out = render(&["--cache-dir", "/scratch,/root"]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+}
