@@ -77,7 +77,7 @@ pub fn target(o: Option<&Path>) -> Result<Target, Diag> {
 /// (`kind`: `slurm`, `kubernetes`): a regular file (never a link) whose
 /// first or second line is its header. A folder both renderers write
 /// into loses neither's files to the other.
-fn ours(path: &Path, kind: &str) -> bool {
+pub fn ours(path: &Path, kind: &str) -> bool {
     let Ok(m) = std::fs::symlink_metadata(path) else { return false };
     if !m.is_file() {
         return false;

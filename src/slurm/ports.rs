@@ -12,6 +12,9 @@ use std::path::Path;
 
 use crate::launch::Ports;
 
+/// The largest script render reads back (its own are a few KiB).
+const MAX_SCRIPT: u64 = 1 << 20;
+
 /// The line a script records its ports on.
 pub const PORTS_LINE: &str = "# llmgw ports:";
 
@@ -25,27 +28,31 @@ pub struct PortBook<'a> {
 }
 
 impl<'a> PortBook<'a> {
-    pub fn take(&mut self, nodes: &[&'a str], from: u16) -> u16 {
-        let mut p = from;
-        while nodes.iter().any(|n| self.used.get(n).is_some_and(|u| u.contains(&p))) && p < u16::MAX {
-            p += 1;
-        }
-        self.book(nodes, p);
-        p
+    /// The first port from `from` up that none of the nodes uses, booked;
+    /// `None` when every one up to 65535 is taken (never one given twice).
+    pub fn take(&mut self, nodes: &[&'a str], from: u16) -> Option<u16> {
+        self.take_block(nodes, from, 1)
     }
 
     /// The first `len` consecutive ports from `from` up that none of the
-    /// nodes uses, all booked (SGLang takes the ports after its dist one).
-    pub fn take_block(&mut self, nodes: &[&'a str], from: u16, len: u16) -> u16 {
-        let mut p = from;
-        let used = |b: &Self, q: u16| nodes.iter().any(|n| b.used.get(n).is_some_and(|u| u.contains(&q)));
-        while p < u16::MAX - len && (p..p + len).any(|q| used(self, q)) {
-            p += 1;
+    /// nodes uses, all booked (SGLang takes the ports after its dist one);
+    /// `None` when no such block is left below 65536.
+    pub fn take_block(&mut self, nodes: &[&'a str], from: u16, len: u16) -> Option<u16> {
+        let used = |b: &Self, q: u32| {
+            nodes.iter().any(|n| b.used.get(n).is_some_and(|u| u.iter().any(|&x| u32::from(x) == q)))
+        };
+        let (len, mut p) = (u32::from(len.max(1)), u32::from(from));
+        while p + len - 1 <= u32::from(u16::MAX) {
+            if (p..p + len).any(|q| used(self, q)) {
+                p += 1;
+                continue;
+            }
+            for q in p..p + len {
+                self.book(nodes, q as u16);
+            }
+            return Some(p as u16);
         }
-        for q in p..p.saturating_add(len) {
-            self.book(nodes, q);
-        }
-        p
+        None
     }
 
     /// Marks a port as used on the nodes, whoever else had it.
@@ -74,8 +81,11 @@ pub fn previous(dir: &Path) -> HashMap<(String, u32), Ports> {
     let Ok(entries) = std::fs::read_dir(dir) else { return out };
     for entry in entries.flatten() {
         let path = entry.path();
-        let is_file = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
-        if !is_file || path.extension().is_none_or(|e| e != "sbatch") {
+        // Only render's own scripts, and only as much as one can be: a
+        // stray note could move a running replica's port, a sparse file
+        // of a gigabyte would be read whole.
+        let small = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= MAX_SCRIPT);
+        if !small || path.extension().is_none_or(|e| e != "sbatch") || !crate::render::out::ours(&path, "slurm") {
             continue;
         }
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
@@ -157,16 +167,20 @@ mod tests {
     #[test]
     fn ports_skip_what_a_node_already_gave_out() {
         let mut b = PortBook::default();
-        assert_eq!(b.take(&["n1"], 8000), 8000);
-        assert_eq!(b.take(&["n1"], 8000), 8001);
-        assert_eq!(b.take(&["n2"], 8000), 8000);
-        assert_eq!(b.take(&["n1", "n2"], 8000), 8002);
-        assert_eq!(b.take(&["n2"], 8001), 8001);
+        assert_eq!(b.take(&["n1"], 8000), Some(8000));
+        assert_eq!(b.take(&["n1"], 8000), Some(8001));
+        assert_eq!(b.take(&["n2"], 8000), Some(8000));
+        assert_eq!(b.take(&["n1", "n2"], 8000), Some(8002));
+        assert_eq!(b.take(&["n2"], 8001), Some(8001));
         // A block: no port of it taken on any of its nodes.
-        assert_eq!(b.take(&["n3"], 20003), 20003);
-        assert_eq!(b.take_block(&["n3"], 20000, 8), 20004);
-        assert_eq!(b.take_block(&["n3", "n4"], 20000, 8), 20012);
-        assert_eq!(b.take_block(&["n4"], 20000, 8), 20000);
+        assert_eq!(b.take(&["n3"], 20003), Some(20003));
+        assert_eq!(b.take_block(&["n3"], 20000, 8), Some(20004));
+        assert_eq!(b.take_block(&["n3", "n4"], 20000, 8), Some(20012));
+        assert_eq!(b.take_block(&["n4"], 20000, 8), Some(20000));
+        // The last ports: given once, then none.
+        assert_eq!(b.take(&["n5"], 65535), Some(65535));
+        assert_eq!(b.take(&["n5"], 65535), None);
+        assert_eq!(b.take_block(&["n6"], 65530, 8), None);
     }
 
     #[test]

@@ -162,7 +162,13 @@ pub fn render<'a>(
         let node_ids: Vec<&str> = j.nodes.iter().map(|n| n.id.as_str()).collect();
         let ports = match kept(j.entry) {
             Some(p) => *p,
-            None => take_ports(&mut book, &node_ids, j),
+            None => match take_ports(&mut book, &node_ids, j) {
+                Ok(p) => p,
+                Err(d) => {
+                    errors.push(d);
+                    continue;
+                }
+            },
         };
         let mut by_slurm = node_ids.clone();
         by_slurm.sort_by(|a, b| slurm_order(a, b));
@@ -178,21 +184,34 @@ pub fn render<'a>(
     if errors.is_empty() { Ok(out) } else { Err(errors) }
 }
 
-/// A new replica's ports: its wanted ones, or the next free on its nodes.
-fn take_ports<'a>(book: &mut PortBook<'a>, nodes: &[&'a str], j: &Job<'_>) -> Ports {
+/// A new replica's ports: its wanted ones, or the next free on its nodes;
+/// an error naming the nodes when none is left below 65536.
+fn take_ports<'a>(book: &mut PortBook<'a>, nodes: &[&'a str], j: &Job<'_>) -> Result<Ports, Diag> {
     let wanted = Ports::defaults(j.profile);
+    let none_left = || {
+        Diag::error(
+            Code::CannotRender,
+            format!(
+                "{} r{}: no free port is left below 65536 on {}",
+                j.entry.model,
+                j.entry.replica,
+                crate::report::join(nodes)
+            ),
+        )
+        .help("the replicas on those nodes use every port from the profile's up; give the profile a lower `port`")
+    };
     let mut ports = wanted;
-    ports.http = book.take(nodes, wanted.http);
+    ports.http = book.take(nodes, wanted.http).ok_or_else(none_left)?;
     if launch::needs_ray(j.profile, j.nodes.len(), j.ray) {
-        ports.ray = book.take(nodes, wanted.ray);
+        ports.ray = book.take(nodes, wanted.ray).ok_or_else(none_left)?;
     }
     if launch::needs_dist(j.profile, j.nodes.len()) {
-        ports.dist = book.take_block(nodes, wanted.dist, launch::DIST_BLOCK);
+        ports.dist = book.take_block(nodes, wanted.dist, launch::DIST_BLOCK).ok_or_else(none_left)?;
     }
     if launch::needs_master(j.profile, j.nodes.len(), j.ray) {
-        ports.master = book.take(nodes, wanted.master);
+        ports.master = book.take(nodes, wanted.master).ok_or_else(none_left)?;
     }
-    ports
+    Ok(ports)
 }
 
 /// An image as pyxis (enroot) names it: `REGISTRY#IMAGE`, where a

@@ -700,3 +700,76 @@ fn pyxis_mounts_are_never_split_into_other_mounts() {
     let out = render(&["--cache-dir", "/scratch,/root"]);
     assert_eq!(code(&out), 2, "{}", transcript(&out));
 }
+
+/// `--namespace` lands in every object and every `--endpoints` URL: it must
+/// be a namespace name.
+#[test]
+fn a_namespace_that_is_no_dns_label_is_refused() {
+    for bad in ["evil.example.com/x?", "Serving", "-a", "a_b", ""] {
+        let flag = format!("--namespace={bad}");
+        let out = run(&["render", "kubernetes", "p.json", "--catalog", "c.toml", "-i", "f.toml", &flag]);
+        assert_eq!(code(&out), 2, "{bad}: {}", transcript(&out));
+        assert!(stderr(&out).contains("not a Kubernetes namespace name"), "{bad}: {}", transcript(&out));
+    }
+}
+
+/// Ports are never given twice: a node whose ports are all taken is an
+/// error naming it, not port 65535 handed out again.
+#[test]
+fn ports_run_out_with_an_error_not_a_port_given_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fleet = write(d, "fleet.toml", "[[node]]\nid = \"c1\"\ncpus = 64\n");
+    let catalog = write(
+        d,
+        "c.toml",
+        "[[model]]\nname = \"m\"\nsource = \"org/m:Q4\"\nreplicas = 3\nreplicas_per_node = 3\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\ncpus = 1\nport = 65534\n",
+    );
+    let plan = d.join("plan.json");
+    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let out = run(&[
+        "render",
+        "slurm",
+        plan.to_str().unwrap(),
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "-i",
+        fleet.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(stderr(&out).contains("no free port is left below 65536 on c1"), "{}", transcript(&out));
+}
+
+/// Ports of running replicas are read back only from render's own
+/// scripts: a stray note in the folder does not move a replica to port 22.
+#[test]
+fn a_stray_script_does_not_move_a_replicas_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fleet = write(d, "fleet.toml", "[[node]]\nid = \"c1\"\ncpus = 64\n");
+    let catalog = write(
+        d,
+        "c.toml",
+        "[[model]]\nname = \"m\"\nsource = \"org/m:Q4\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n",
+    );
+    let plan = d.join("plan.json");
+    assert_eq!(
+        code(&run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()])),
+        0
+    );
+    let jobs = d.join("jobs");
+    write(
+        &jobs,
+        "note.sbatch",
+        "#!/bin/bash\n#SBATCH --comment=llmgw.io/model=m,llmgw.io/replica=0\n# llmgw ports: http=22 ray=6379 ray_client=10001 dist=20000 master=29500\n",
+    );
+    let out = run(&["render", "slurm", plan.to_str().unwrap(), "--catalog", catalog.to_str().unwrap()]
+        .into_iter()
+        .chain(["-i", fleet.to_str().unwrap(), "-o", jobs.to_str().unwrap()])
+        .collect::<Vec<_>>());
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let script = std::fs::read_to_string(jobs.join("llmgw-m-r0.sbatch")).unwrap();
+    assert!(script.contains("--port 8080") && !script.contains("http=22"), "{script}");
+    assert!(jobs.join("note.sbatch").exists(), "not render's: left alone");
+}
