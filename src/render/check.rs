@@ -12,7 +12,8 @@ use crate::report::join;
 pub fn stale(plan: &Plan, inv: &Inventory) -> Vec<Diag> {
     let mut out = Vec::new();
     for e in &plan.entries {
-        let mut seen: Vec<&str> = Vec::new();
+        // A set: a hand-edited entry may name a node thousands of times.
+        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
         for at in &e.nodes {
             let mut conflict = |what: String| {
                 out.push(
@@ -21,11 +22,10 @@ pub fn stale(plan: &Plan, inv: &Inventory) -> Vec<Diag> {
                         .help("the inventory has changed since the plan was made: run `llmgw place` on it again"),
                 );
             };
-            if seen.contains(&at.node.as_str()) {
+            if !seen.insert(at.node.as_str()) {
                 conflict(format!("{} is named twice", at.node));
                 continue;
             }
-            seen.push(&at.node);
             let Some(node) = find(inv, &at.node) else {
                 conflict(format!("node {} is not in the inventory", at.node));
                 continue;
