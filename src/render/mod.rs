@@ -169,7 +169,7 @@ pub fn resolve<'a>(
             },
         };
         let weights = weights(e, model, profile, &nodes);
-        if let Some(d) = unrenderable(e, profile, &weights) {
+        if let Some(d) = unrenderable(e, profile, &nodes, &weights) {
             errors.push(at(d));
             continue;
         }
@@ -183,8 +183,67 @@ pub fn resolve<'a>(
     if errors.is_empty() { Ok(Resolved { plan, jobs, skipped, warnings }) } else { Err(errors) }
 }
 
+/// Why the replica's planned GPUs are not what its profile runs on: the
+/// node count, the GPU count on each node, one class (the profile's), the
+/// MIG profile; `None` when they are.
+fn misfit(p: &Profile, e: &Entry, nodes: &[&Node]) -> Option<String> {
+    if p.nodes as usize != e.nodes.len() {
+        return Some(format!("{} node(s), but profile `{}` runs on {}", e.nodes.len(), p.name, p.nodes));
+    }
+    for (at, node) in e.nodes.iter().zip(nodes) {
+        if p.cpu_only() {
+            if !at.gpus.is_empty() {
+                return Some(format!("GPUs on {}, but profile `{}` runs on CPUs", at.node, p.name));
+            }
+            continue;
+        }
+        let class = |g: &u32| node.gpu_position(*g).map(|i| node.gpus[i].class.as_str());
+        if let Some(other) = at.gpus.iter().find(|g| class(g) != p.gpu_class.as_deref()) {
+            return Some(format!(
+                "GPU {other} of {} is not `{}`, the class profile `{}` runs on",
+                at.node,
+                p.gpu_class.as_deref().unwrap_or_default(),
+                p.name
+            ));
+        }
+        match &p.mig_profile {
+            None if !at.mig_devices.is_empty() || at.gpus.len() != p.gpus_per_node as usize => {
+                return Some(format!(
+                    "{} GPU(s) on {}, but profile `{}` takes {} whole GPU(s) a node",
+                    at.gpus.len(),
+                    at.node,
+                    p.name,
+                    p.gpus_per_node
+                ));
+            }
+            None => {}
+            Some(m) => {
+                let ok = at.gpus.len() == 1
+                    && at.mig_devices.len() == 1
+                    && node.gpu_position(at.gpus[0]).is_some_and(|i| {
+                        node.gpus[i].mig_devices.iter().any(|d| d.index == at.mig_devices[0] && &d.profile == m)
+                    });
+                if !ok {
+                    return Some(format!("not one `{m}` MIG device on {}, as profile `{}` takes", at.node, p.name));
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Why a resolved replica cannot be written, if it cannot.
-fn unrenderable(e: &Entry, profile: &Profile, weights: &Weights) -> Option<Diag> {
+fn unrenderable(e: &Entry, profile: &Profile, nodes: &[&Node], weights: &Weights) -> Option<Diag> {
+    // What is written must be what the profile runs on; a running replica
+    // whose import could not say which GPUs it holds is rendered where it runs.
+    let unknown_gpus = e.kind == crate::plan::Kind::Existing && e.nodes.iter().any(|a| a.gpus.is_empty());
+    if let Some(why) = misfit(profile, e, nodes).filter(|_| !unknown_gpus) {
+        return Some(
+            Diag::error(Code::StalePlan, format!("{} r{}: {why}; place again", e.model, e.replica)).help(
+                "render writes what the plan names; a plan edited or made for another catalog can ask for what the profile cannot run on",
+            ),
+        );
+    }
     if e.nodes.len() > 1 && profile.engine.name == "trtllm" {
         return Some(Diag::error(
             Code::CannotRender,
@@ -240,29 +299,7 @@ fn hcas(e: &Entry, nodes: &[&Node]) -> Vec<String> {
 /// priority profile of its model that fits its GPUs (count, nodes, class,
 /// MIG profile), ties in file order.
 fn fitting_profile<'a>(model: &'a Model, e: &Entry, nodes: &[&Node]) -> Option<&'a Profile> {
-    let fits = |p: &Profile| {
-        p.nodes as usize == e.nodes.len()
-            && e.nodes.iter().zip(nodes).all(|(at, node)| {
-                if p.cpu_only() {
-                    return at.gpus.is_empty();
-                }
-                let class_ok = at
-                    .gpus
-                    .iter()
-                    .all(|g| node.gpu_position(*g).is_some_and(|i| Some(&node.gpus[i].class) == p.gpu_class.as_ref()));
-                let mig_ok = match &p.mig_profile {
-                    None => at.mig_devices.is_empty() && at.gpus.len() == p.gpus_per_node as usize,
-                    Some(m) => {
-                        at.gpus.len() == 1
-                            && at.mig_devices.len() == 1
-                            && node.gpu_position(at.gpus[0]).is_some_and(|i| {
-                                node.gpus[i].mig_devices.iter().any(|d| d.index == at.mig_devices[0] && &d.profile == m)
-                            })
-                    }
-                };
-                class_ok && mig_ok && !at.gpus.is_empty()
-            })
-    };
+    let fits = |p: &Profile| misfit(p, e, nodes).is_none();
     let mut best: Option<&Profile> = None;
     for p in model.profiles.iter().filter(|p| fits(p)) {
         if best.is_none_or(|b| p.priority > b.priority) {

@@ -773,3 +773,49 @@ fn a_stray_script_does_not_move_a_replicas_port() {
     assert!(script.contains("--port 8080") && !script.contains("http=22"), "{script}");
     assert!(jobs.join("note.sbatch").exists(), "not render's: left alone");
 }
+
+/// Render writes what the profile runs on: a hand-edited plan that gives
+/// a TP2 replica one GPU, or an H100 and an A100 together, is refused.
+#[test]
+fn planned_gpus_are_held_to_their_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fleet = write(
+        d,
+        "fleet.toml",
+        "[[node]]\nid = \"g1\"\n[[node.gpu]]\nindex = 0\nname = \"NVIDIA H100 80GB HBM3\"\n[[node.gpu]]\nindex = 1\nname = \"NVIDIA H100 80GB HBM3\"\n\
+         [[node.gpu]]\nindex = 2\nname = \"NVIDIA A100-SXM4-80GB\"\n",
+    );
+    let catalog = write(
+        d,
+        "c.toml",
+        "[[model]]\nname = \"m\"\nsource = \"org/m\"\n[[model.profile]]\nname = \"tp2\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 2\n",
+    );
+    let plan = d.join("plan.json");
+    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let good: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    let render = |gpus: serde_json::Value| {
+        let mut p = good.clone();
+        p["placements"][0]["nodes"][0]["gpus"] = gpus;
+        let f = write(d, "edited.json", &p.to_string());
+        run(&[
+            "render",
+            "slurm",
+            f.to_str().unwrap(),
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "-i",
+            fleet.to_str().unwrap(),
+        ])
+    };
+    assert_eq!(code(&render(serde_json::json!([0, 1]))), 0);
+    for (gpus, says) in [
+        (serde_json::json!([0]), "1 GPU(s) on g1, but profile `tp2` takes 2"),
+        (serde_json::json!([1, 2]), "GPU 2 of g1 is not `h100-80gb-hbm3`"),
+    ] {
+        let out = render(gpus);
+        assert_eq!(code(&out), 2, "{}", transcript(&out));
+        assert!(stderr(&out).contains(says) && stdout(&out).is_empty(), "{}", transcript(&out));
+    }
+}
