@@ -349,6 +349,48 @@ fn apply_topology(t: &Source, out: &mut [Built], warnings: &mut Vec<Diag>) -> Re
     Ok(())
 }
 
+/// The replica a job is, if it is one of llmgw's: its comment parses, and
+/// no earlier job claimed the same replica (a copy, or a look-alike, keeps
+/// what it holds as a foreign job). Each refusal is a warning.
+fn job_identity<'j>(
+    src: &Source,
+    job: &'j jobs::Job,
+    claimed: &mut BTreeMap<(String, u32), String>,
+    warnings: &mut Vec<Diag>,
+) -> Option<&'j jobs::Identity> {
+    let id = match &job.identity {
+        Some(Ok(id)) => id,
+        Some(Err(why)) => {
+            warnings.push(
+                Diag::warning(Code::SlurmJob, format!("job {}: {why}; taken as a foreign job", job.id))
+                    .at(src, job.span, "this job")
+                    .help("render writes the comment; a job edited by hand keeps its GPUs busy but is not a replica"),
+            );
+            return None;
+        }
+        None => return None,
+    };
+    if job.phase == jobs::Phase::Done {
+        return Some(id);
+    }
+    let first = claimed.entry((id.model.clone(), id.replica)).or_insert_with(|| job.id.clone());
+    if *first == job.id {
+        return Some(id);
+    }
+    warnings.push(
+        Diag::warning(
+            Code::SlurmJob,
+            format!(
+                "jobs {first} and {} both say they are {} r{}; job {first} is taken as the replica, job {} as a foreign job",
+                job.id, id.model, id.replica, job.id
+            ),
+        )
+        .at(src, job.span, "the second claim")
+        .help("cancel the copy (scancel), or check who submitted a job with llmgw's comment"),
+    );
+    None
+}
+
 /// llmgw's replicas from the job listing: running ones as allocations of
 /// their model and replica with the GPUs Slurm gave them, pending ones as
 /// pending allocations on the nodes they asked for. Other running jobs'
@@ -365,21 +407,9 @@ fn apply_jobs(
     let at: BTreeMap<String, usize> = out.iter().enumerate().map(|(k, b)| (b.node.id.clone(), k)).collect();
     let mut errors = Problems::default();
     let mut found = Found::default();
+    let mut claimed: BTreeMap<(String, u32), String> = BTreeMap::new();
     for job in &list {
-        let identity = match &job.identity {
-            Some(Ok(id)) => Some(id),
-            Some(Err(why)) => {
-                warnings.push(
-                    Diag::warning(Code::SlurmJob, format!("job {}: {why}; taken as a foreign job", job.id))
-                        .at(src, job.span, "this job")
-                        .help(
-                            "render writes the comment; a job edited by hand keeps its GPUs busy but is not a replica",
-                        ),
-                );
-                None
-            }
-            None => None,
-        };
+        let identity = job_identity(src, job, &mut claimed, warnings);
         match job.phase {
             jobs::Phase::Done => {}
             jobs::Phase::Pending => {
@@ -399,6 +429,11 @@ fn apply_jobs(
                 }
             }
             jobs::Phase::Holding => {
+                if job.shares.is_empty()
+                    && let Some(id) = identity
+                {
+                    found.running_nowhere.push(format!("{} ({} r{})", job.id, id.model, id.replica));
+                }
                 for share in &job.shares {
                     let Some(&k) = at.get(&share.node) else {
                         found.unknown.push(format!("{} on {}", job.id, share.node));
@@ -426,7 +461,15 @@ fn apply_jobs(
         )
         .help(help.to_string())
     };
-    let Found { unknown, mut twice, pending_nowhere } = found;
+    let Found { unknown, mut twice, pending_nowhere, running_nowhere } = found;
+    if !running_nowhere.is_empty() {
+        warnings.push(note(
+            Code::SlurmJob,
+            "of llmgw run but their record names no node, so llmgw cannot tell where (a second copy may be placed)",
+            &running_nowhere,
+            "give `scontrol -d show job` or `squeue --json` as printed; a record cut short loses NodeList",
+        ));
+    }
     if !unknown.is_empty() {
         warnings.push(note(
             Code::JobOnUnknownNode,
@@ -461,6 +504,7 @@ struct Found {
     unknown: Vec<String>,
     twice: Vec<String>,
     pending_nowhere: Vec<String>,
+    running_nowhere: Vec<String>,
 }
 
 /// One node of a running job: an llmgw job's GPUs (and CPUs) become its

@@ -88,3 +88,31 @@ fn the_most_restrictive_state_wins() {
     assert_eq!(state(&r(&["DOWN", "DRAIN", "RESERVED"])), Ok(State::Down));
     assert_eq!(state(&r(&["IDLE", "BOGUS"])), Err("BOGUS".to_string()));
 }
+
+#[test]
+fn two_jobs_claiming_one_replica_are_not_merged() {
+    let nodes = "NodeName=n1 State=MIXED Gres=gpu:h100:4 CPUTot=8 CPUAlloc=2\nNodeName=n2 State=MIXED Gres=gpu:h100:4 CPUTot=8 CPUAlloc=2\n";
+    let jobs = "JobId=7 JobState=RUNNING Comment=llmgw.io/model=m,llmgw.io/replica=0,llmgw.io/profile=p NodeList=n1\n  Nodes=n1 CPU_IDs=0-1 Mem=10 GRES=gpu:h100:1(IDX:0)\n\n\
+                JobId=9 JobState=RUNNING Comment=llmgw.io/model=m,llmgw.io/replica=0,llmgw.io/profile=p NodeList=n2\n  Nodes=n2 CPU_IDs=0-1 Mem=10 GRES=gpu:h100:1(IDX:1)\n";
+    let src = crate::diag::source("n.txt", nodes.to_string());
+    let jobs = crate::diag::source("j.txt", jobs.to_string());
+    let (inv, w) = import(&src, None, Some(&jobs), &Settings::default()).unwrap();
+    let held = |id: &str, model: &str| -> Vec<u32> {
+        let n = inv.nodes.iter().find(|n| n.id == id).unwrap();
+        n.allocations.iter().filter(|a| a.model == model).flat_map(|a| a.gpus.clone()).collect()
+    };
+    assert_eq!(held("n1", "m"), [0]);
+    assert!(held("n2", "m").is_empty());
+    assert_eq!(held("n2", "slurm:busy"), [1], "the second claim's GPU stays busy");
+    assert!(w.iter().any(|d| d.message.contains("jobs 7 and 9 both say they are m r0")), "{w:?}");
+}
+
+#[test]
+fn a_running_llmgw_job_without_nodes_is_warned_about() {
+    let nodes = "NodeName=n1 State=IDLE Gres=gpu:h100:4 CPUTot=8 CPUAlloc=0\n";
+    let jobs = "JobId=7 JobState=RUNNING Comment=llmgw.io/model=m,llmgw.io/replica=0,llmgw.io/profile=p\n";
+    let src = crate::diag::source("n.txt", nodes.to_string());
+    let jobs = crate::diag::source("j.txt", jobs.to_string());
+    let (_, w) = import(&src, None, Some(&jobs), &Settings::default()).unwrap();
+    assert!(w.iter().any(|d| d.message.contains("7 (m r0)") && d.message.contains("names no node")), "{w:?}");
+}
