@@ -88,3 +88,27 @@ pub fn quiet_port() -> u16 {
         .find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
         .expect("a free port from 12000 to 19999")
 }
+
+/// `place CATALOG -i FLEET -o DIR/plan.json`, which must place everything;
+/// the plan's path.
+pub fn placed_plan(dir: &Path, catalog: &Path, fleet: &Path) -> PathBuf {
+    let plan = dir.join("plan.json");
+    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    plan
+}
+
+/// `render KIND PLAN --catalog CATALOG -i FLEET EXTRA...`.
+pub fn render_plan(kind: &str, plan: &Path, catalog: &Path, fleet: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "render",
+        kind,
+        plan.to_str().unwrap(),
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "-i",
+        fleet.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}

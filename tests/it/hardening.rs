@@ -621,20 +621,8 @@ fn the_start_timeout_is_a_number_before_any_arithmetic() {
         "c.toml",
         "[[model]]\nname = \"chat\"\nsource = \"qwen2.5:7b\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"ollama\"\n",
     );
-    let plan = d.join("plan.json");
-    assert_eq!(
-        code(&run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()])),
-        0
-    );
-    let out = run(&[
-        "render",
-        "slurm",
-        plan.to_str().unwrap(),
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "-i",
-        fleet.to_str().unwrap(),
-    ]);
+    let plan = placed_plan(d, &catalog, &fleet);
+    let out = render_plan("slurm", &plan, &catalog, &fleet, &[]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let text = stdout(&out);
     let script = text.split("bash -c ").nth(1).expect("ollama runs a script");
@@ -679,11 +667,7 @@ fn pyxis_mounts_are_never_split_into_other_mounts() {
         "[[model]]\nname = \"m\"\nsource = \"org/m/f.gguf\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n\
          [[model]]\nname = \"h\"\nsource = \"org/h:Q4_K_M\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n",
     );
-    let plan = d.join("plan.json");
-    assert_eq!(
-        code(&run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()])),
-        0
-    );
+    let plan = placed_plan(d, &catalog, &fleet);
     let render = |extra: &[&str]| {
         let mut a = vec!["render", "slurm", plan.to_str().unwrap(), "--catalog", catalog.to_str().unwrap()];
         a.extend(["-i", fleet.to_str().unwrap(), "--container", "pyxis"]);
@@ -725,18 +709,8 @@ fn ports_run_out_with_an_error_not_a_port_given_twice() {
         "c.toml",
         "[[model]]\nname = \"m\"\nsource = \"org/m:Q4\"\nreplicas = 3\nreplicas_per_node = 3\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\ncpus = 1\nport = 65534\n",
     );
-    let plan = d.join("plan.json");
-    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
-    assert_eq!(code(&out), 0, "{}", transcript(&out));
-    let out = run(&[
-        "render",
-        "slurm",
-        plan.to_str().unwrap(),
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "-i",
-        fleet.to_str().unwrap(),
-    ]);
+    let plan = placed_plan(d, &catalog, &fleet);
+    let out = render_plan("slurm", &plan, &catalog, &fleet, &[]);
     assert_eq!(code(&out), 2, "{}", transcript(&out));
     assert!(stderr(&out).contains("no free port is left below 65536 on c1"), "{}", transcript(&out));
 }
@@ -753,11 +727,7 @@ fn a_stray_script_does_not_move_a_replicas_port() {
         "c.toml",
         "[[model]]\nname = \"m\"\nsource = \"org/m:Q4\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n",
     );
-    let plan = d.join("plan.json");
-    assert_eq!(
-        code(&run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()])),
-        0
-    );
+    let plan = placed_plan(d, &catalog, &fleet);
     let jobs = d.join("jobs");
     write(
         &jobs,
@@ -791,9 +761,7 @@ fn planned_gpus_are_held_to_their_profile() {
         "c.toml",
         "[[model]]\nname = \"m\"\nsource = \"org/m\"\n[[model.profile]]\nname = \"tp2\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 2\n",
     );
-    let plan = d.join("plan.json");
-    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
-    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let plan = placed_plan(d, &catalog, &fleet);
     let good: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
     let render = |gpus: serde_json::Value| {
         let mut p = good.clone();

@@ -17,20 +17,6 @@ fn plan(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathB
     (plan, catalog, fleet)
 }
 
-pub fn render(kind: &str, plan: &Path, catalog: &Path, fleet: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "render",
-        kind,
-        plan.to_str().unwrap(),
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "-i",
-        fleet.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    run(&args)
-}
-
 fn files(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> =
         std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
@@ -57,7 +43,7 @@ fn a_stale_plan_is_refused_with_one_diagnostic_per_conflict_and_nothing_written(
     for kind in ["kubernetes", "slurm"] {
         let out_dir = dir.path().join(format!("out-{kind}"));
         let ends = dir.path().join(format!("ends-{kind}.json"));
-        let out = render(
+        let out = render_plan(
             kind,
             &edited,
             &catalog,
@@ -78,14 +64,14 @@ fn a_stale_plan_is_refused_with_one_diagnostic_per_conflict_and_nothing_written(
     p["placements"][0]["nodes"][1]["node"] = "k-0001".into();
     p["placements"][1]["nodes"][0]["gpus"] = serde_json::json!([999]);
     let bad = write(dir.path(), "bad.json", &p.to_string());
-    let out = render("slurm", &bad, &catalog, &fleet, &[]);
+    let out = render_plan("slurm", &bad, &catalog, &fleet, &[]);
     assert_eq!(code(&out), 2, "{}", transcript(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("deepseek-v3 r0: k-0001 is named twice"), "{err}");
     assert!(err.contains("llama-3.1-8b r0: a100-mig has no GPU 999"), "{err}");
     p["placements"][2] = p["placements"][0].clone();
     let twice = write(dir.path(), "twice.json", &p.to_string());
-    let out = render("kubernetes", &twice, &catalog, &fleet, &[]);
+    let out = render_plan("kubernetes", &twice, &catalog, &fleet, &[]);
     assert_eq!(code(&out), 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("llmgw::plan::duplicate-replica"), "{}", transcript(&out));
 }
@@ -94,10 +80,10 @@ fn a_stale_plan_is_refused_with_one_diagnostic_per_conflict_and_nothing_written(
 fn another_catalog_than_the_plans_is_warned_about() {
     let dir = tempfile::tempdir().unwrap();
     let (plan, catalog, fleet) = plan(dir.path());
-    let out = render("slurm", &plan, &catalog, &fleet, &[]);
+    let out = render_plan("slurm", &plan, &catalog, &fleet, &[]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("other-catalog"), "{}", transcript(&out));
     let other = write(dir.path(), "other.toml", &format!("{CATALOG}\n# edited\n"));
-    let out = render("slurm", &plan, &other, &fleet, &[]);
+    let out = render_plan("slurm", &plan, &other, &fleet, &[]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("llmgw::render::other-catalog"), "{}", transcript(&out));
 }
@@ -114,7 +100,7 @@ fn the_output_folder_is_renders_own() {
     write(&out_dir, "notes.sbatch", "#!/bin/bash\n# mine\n");
     let outside = write(dir.path(), "outside.txt", "keep me\n");
     std::os::unix::fs::symlink(&outside, out_dir.join("llmgw-llama-3.1-8b-r0.sbatch")).unwrap();
-    let out = render("slurm", &plan, &catalog, &fleet, &["-o", out_dir.to_str().unwrap()]);
+    let out = render_plan("slurm", &plan, &catalog, &fleet, &["-o", out_dir.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let at = |n: &str| out_dir.join(n).display().to_string();
     assert_eq!(
@@ -142,7 +128,7 @@ fn the_output_folder_is_renders_own() {
     );
     // The same render again touches nothing and says so.
     let before = std::fs::metadata(out_dir.join("llmgw-deepseek-v3-r0.sbatch")).unwrap().modified().unwrap();
-    let again = render("slurm", &plan, &catalog, &fleet, &["-o", out_dir.to_str().unwrap(), "--format", "json"]);
+    let again = render_plan("slurm", &plan, &catalog, &fleet, &["-o", out_dir.to_str().unwrap(), "--format", "json"]);
     assert_eq!(code(&again), 0, "{}", transcript(&again));
     let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     let statuses: Vec<&str> = v["files"].as_array().unwrap().iter().map(|f| f["status"].as_str().unwrap()).collect();
@@ -160,11 +146,11 @@ fn the_output_folder_is_renders_own() {
     assert!(std::fs::symlink_metadata(&replaced).unwrap().is_file());
     assert!(std::fs::read_to_string(&replaced).unwrap().contains("vllm serve"));
     // -o naming a file is refused; -o - is standard output.
-    let out = render("kubernetes", &plan, &catalog, &fleet, &["-o", outside.to_str().unwrap()]);
+    let out = render_plan("kubernetes", &plan, &catalog, &fleet, &["-o", outside.to_str().unwrap()]);
     assert_eq!(code(&out), 2, "{}", transcript(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("names a file"), "{}", transcript(&out));
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep me\n");
-    let out = render("kubernetes", &plan, &catalog, &fleet, &["-o", "-"]);
+    let out = render_plan("kubernetes", &plan, &catalog, &fleet, &["-o", "-"]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     assert_eq!(documents(&stdout(&out)).len(), 6);
     assert!(!Path::new("-").exists());
@@ -172,7 +158,7 @@ fn the_output_folder_is_renders_own() {
     let mut p: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
     p["placements"].as_array_mut().unwrap().remove(1);
     let next = write(dir.path(), "next.json", &p.to_string());
-    let out = render("slurm", &next, &catalog, &fleet, &["-o", out_dir.to_str().unwrap()]);
+    let out = render_plan("slurm", &next, &catalog, &fleet, &["-o", out_dir.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     assert_eq!(
         files(&out_dir),
@@ -186,7 +172,7 @@ fn a_failed_write_leaves_the_previous_render() {
     let dir = tempfile::tempdir().unwrap();
     let (plan, catalog, fleet) = plan(dir.path());
     let out_dir = dir.path().join("manifests");
-    assert_eq!(code(&render("kubernetes", &plan, &catalog, &fleet, &["-o", out_dir.to_str().unwrap()])), 0);
+    assert_eq!(code(&render_plan("kubernetes", &plan, &catalog, &fleet, &["-o", out_dir.to_str().unwrap()])), 0);
     let before: Vec<(String, String)> =
         files(&out_dir).into_iter().map(|f| (f.clone(), std::fs::read_to_string(out_dir.join(&f)).unwrap())).collect();
     // A folder where one of the new files must go: nothing is replaced,
@@ -198,7 +184,7 @@ fn a_failed_write_leaves_the_previous_render() {
     std::fs::create_dir(out_dir.join("llmgw-qwen2-5-7b-gguf-r1.yaml")).unwrap();
     std::fs::write(out_dir.join("llmgw-qwen2-5-7b-gguf-r1.yaml/x"), "x").unwrap();
     let ends = dir.path().join("ends.json");
-    let out = render(
+    let out = render_plan(
         "kubernetes",
         &next,
         &catalog,
@@ -259,7 +245,7 @@ fn endpoints_say_where_each_replica_answers() {
     let dir = tempfile::tempdir().unwrap();
     let (plan, catalog, fleet) = plan(dir.path());
     let ends = dir.path().join("ends.json");
-    let out = render("slurm", &plan, &catalog, &fleet, &["--endpoints", ends.to_str().unwrap()]);
+    let out = render_plan("slurm", &plan, &catalog, &fleet, &["--endpoints", ends.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ends).unwrap()).unwrap();
     assert_eq!(
@@ -270,7 +256,7 @@ fn endpoints_say_where_each_replica_answers() {
             {"model": "qwen2.5-7b-gguf", "replica": 0, "url": "http://cpu-01:8080"}
         ]})
     );
-    let out = render("kubernetes", &plan, &catalog, &fleet, &["--endpoints", ends.to_str().unwrap(), "-n", "ai"]);
+    let out = render_plan("kubernetes", &plan, &catalog, &fleet, &["--endpoints", ends.to_str().unwrap(), "-n", "ai"]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ends).unwrap()).unwrap();
     assert_eq!(
@@ -350,11 +336,11 @@ fn a_catalog_that_no_longer_wants_a_planned_replica_is_refused_unless_allowed() 
     let end = text[start + 9..].find("[[model]]").map_or(text.len(), |e| start + 9 + e);
     let smaller = write(dir.path(), "smaller.toml", &format!("{}{}", &text[..start], &text[end..]));
     let out_dir = dir.path().join("jobs");
-    let out = render("slurm", &plan, &smaller, &fleet, &["-o", out_dir.to_str().unwrap()]);
+    let out = render_plan("slurm", &plan, &smaller, &fleet, &["-o", out_dir.to_str().unwrap()]);
     assert_eq!(code(&out), 2, "{}", transcript(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("the plan runs `deepseek-v3`"), "{}", transcript(&out));
     assert!(!out_dir.exists(), "nothing written");
-    let out = render("slurm", &plan, &smaller, &fleet, &["-o", out_dir.to_str().unwrap(), "--allow-stale"]);
+    let out = render_plan("slurm", &plan, &smaller, &fleet, &["-o", out_dir.to_str().unwrap(), "--allow-stale"]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("the plan runs `deepseek-v3`"), "{}", transcript(&out));
     assert!(!files(&out_dir).iter().any(|f| f.contains("deepseek")), "{:?}", files(&out_dir));
@@ -362,12 +348,12 @@ fn a_catalog_that_no_longer_wants_a_planned_replica_is_refused_unless_allowed() 
     let zero = text.replace("name = \"llama-3.1-8b\"\n", "name = \"llama-3.1-8b\"\nreplicas = 0\n");
     assert_ne!(zero, text);
     let zero = write(dir.path(), "zero.toml", &zero);
-    let out = render("slurm", &plan, &zero, &fleet, &[]);
+    let out = render_plan("slurm", &plan, &zero, &fleet, &[]);
     assert_eq!(code(&out), 2, "{}", transcript(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("llmgw::render::stale-catalog") && err.contains("llama-3.1-8b r0"), "{}", transcript(&out));
     // Any other edit only warns.
     let edited = write(dir.path(), "edited.toml", &format!("{text}\n# a comment\n"));
-    let out = render("slurm", &plan, &edited, &fleet, &[]);
+    let out = render_plan("slurm", &plan, &edited, &fleet, &[]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
 }

@@ -15,7 +15,7 @@ fn place(dir: &Path, catalog: &Path, fleet: &Path, out: &str) -> PathBuf {
 }
 
 fn render(kind: &str, plan: &Path, catalog: &Path, fleet: &Path, extra: &[&str]) -> std::process::Output {
-    let out = crate::render_loop::render(kind, plan, catalog, fleet, extra);
+    let out = crate::common::render_plan(kind, plan, catalog, fleet, extra);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     out
 }

@@ -25,19 +25,9 @@ fn weights_in_a_hugging_face_cache_are_given_at_their_snapshot() {
         "c.toml",
         "[[model]]\nname = \"llama\"\nsource = \"meta-llama/Llama-3.1-8B-Instruct\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n",
     );
-    let plan = d.join("plan.json");
-    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
-    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let plan = placed_plan(d, &catalog, &fleet);
     let args = |kind: &str| {
-        let out = run(&[
-            "render",
-            kind,
-            plan.to_str().unwrap(),
-            "--catalog",
-            catalog.to_str().unwrap(),
-            "-i",
-            fleet.to_str().unwrap(),
-        ]);
+        let out = render_plan(kind, &plan, &catalog, &fleet, &[]);
         assert_eq!(code(&out), 0, "{}", transcript(&out));
         stdout(&out)
     };
@@ -76,23 +66,22 @@ fn kubernetes_pods_carry_the_cluster_knobs_probes_and_grace_period() {
     let plan = d.join("plan.json");
     let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
     assert!(code(&out) <= 1, "{}", transcript(&out));
-    let out = run(&[
-        "render",
+    let out = render_plan(
         "kubernetes",
-        plan.to_str().unwrap(),
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "-i",
-        fleet.to_str().unwrap(),
-        "--priority-class",
-        "inference",
-        "--service-account",
-        "llm-runner",
-        "--image-pull-secret",
-        "registry-a",
-        "--image-pull-secret",
-        "registry-b",
-    ]);
+        &plan,
+        &catalog,
+        &fleet,
+        &[
+            "--priority-class",
+            "inference",
+            "--service-account",
+            "llm-runner",
+            "--image-pull-secret",
+            "registry-a",
+            "--image-pull-secret",
+            "registry-b",
+        ],
+    );
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let text = stdout(&out);
     assert!(!text.contains("readOnly: false"), "a default spelled out: {text}");
@@ -155,20 +144,8 @@ fn ollama_answers_under_the_catalog_name_is_ready_after_its_pull_and_stops_on_si
             "[[model]]\nname = \"chat\"\nsource = \"qwen2.5:7b\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"ollama\"\nport = {port}\n"
         ),
     );
-    let plan = d.join("plan.json");
-    assert_eq!(
-        code(&run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()])),
-        0
-    );
-    let out = run(&[
-        "render",
-        "kubernetes",
-        plan.to_str().unwrap(),
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "-i",
-        fleet.to_str().unwrap(),
-    ]);
+    let plan = placed_plan(d, &catalog, &fleet);
+    let out = render_plan("kubernetes", &plan, &catalog, &fleet, &[]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let docs = crate::render::documents(&stdout(&out));
     let c =
@@ -259,19 +236,9 @@ fn two_node_vllm(profile_extra: &str, engines: &str) -> (String, String) {
             "[[model]]\nname = \"big\"\nsource = \"meta-llama/Llama-3.1-405B-Instruct\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\nnodes = 2\n{profile_extra}\n"
         ),
     );
-    let plan = d.join("plan.json");
-    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
-    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let plan = placed_plan(d, &catalog, &fleet);
     let render = |kind: &str| {
-        let out = run(&[
-            "render",
-            kind,
-            plan.to_str().unwrap(),
-            "--catalog",
-            catalog.to_str().unwrap(),
-            "-i",
-            fleet.to_str().unwrap(),
-        ]);
+        let out = render_plan(kind, &plan, &catalog, &fleet, &[]);
         assert_eq!(code(&out), 0, "{}", transcript(&out));
         stdout(&out)
     };
@@ -339,20 +306,9 @@ fn gguf_sources_render_as_llama_cpp_reads_them_and_a_bare_file_name_is_refused()
                 "[[model]]\nname = \"q\"\nsource = \"{source}\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n"
             ),
         );
-        let plan = d.join("plan.json");
-        let out =
-            run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
-        assert_eq!(code(&out), 0, "{}", transcript(&out));
+        let plan = placed_plan(d, &catalog, &fleet);
         let lint = run(&["lint", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap()]);
-        let out = run(&[
-            "render",
-            "slurm",
-            plan.to_str().unwrap(),
-            "--catalog",
-            catalog.to_str().unwrap(),
-            "-i",
-            fleet.to_str().unwrap(),
-        ]);
+        let out = render_plan("slurm", &plan, &catalog, &fleet, &[]);
         (out, lint)
     };
     for (source, want) in [
@@ -394,9 +350,7 @@ fn pyxis_runs_the_image_entrypoint_keeps_downloads_and_profiles_pick_their_parti
         "c.toml",
         "[[model]]\nname = \"q\"\nsource = \"Qwen/Qwen2.5-7B-Instruct-GGUF:Q4_K_M\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\nslurm = { partition = \"cpu\", constraint = \"epyc&avx512\" }\n",
     );
-    let plan = d.join("plan.json");
-    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
-    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let plan = placed_plan(d, &catalog, &fleet);
     let render = |extra: &[&str]| {
         let mut args = vec![
             "render",
@@ -491,15 +445,7 @@ fn discovered_cache_paths_reach_the_engines_and_exist() {
     let plan = dir.path().join("plan.json");
     let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
-    let out = run(&[
-        "render",
-        "slurm",
-        plan.to_str().unwrap(),
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "-i",
-        fleet.to_str().unwrap(),
-    ]);
+    let out = render_plan("slurm", &plan, &catalog, &fleet, &[]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let text = stdout(&out);
     let given = |after: &str| -> String {
