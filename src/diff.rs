@@ -4,27 +4,34 @@
 //! on the same GPUs has changed as surely as one that moved nodes: it has
 //! to be restarted.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 pub use crate::plan::At as Where;
 use crate::plan::Entry;
 
-/// A plan as diff reads it: per (model, replica), where it runs (placed or
-/// already running), or `None` when it was left unplaced.
-pub type Plan<'a> = BTreeMap<(&'a str, u32), Option<&'a Entry>>;
+/// What a plan says of a stretch of one model's replicas: one replica it
+/// runs (placed or already running), or a run it leaves unplaced.
+#[derive(Clone, Copy)]
+enum Stretch<'a> {
+    Runs(&'a Entry),
+    Unplaced,
+}
+
+/// A plan as diff reads it: per model, stretches of replica indices
+/// (first, last, what), in (model, first) order. A run of unplaced
+/// replicas stays one stretch, however long: a plan of 75 bytes may say
+/// `"through": 4294967295`.
+pub struct Plan<'a> {
+    stretches: Vec<(&'a str, u32, u32, Stretch<'a>)>,
+}
 
 /// A plan document as diff compares it.
 pub fn of(doc: &crate::plan::Plan) -> Plan<'_> {
-    let mut plan = Plan::new();
-    for e in &doc.entries {
-        plan.insert((e.model.as_str(), e.replica), Some(e));
-    }
-    for (model, replica) in doc.unplaced_replicas() {
-        plan.entry((model, replica)).or_insert(None);
-    }
-    plan
+    let mut stretches: Vec<(&str, u32, u32, Stretch<'_>)> =
+        doc.entries.iter().map(|e| (e.model.as_str(), e.replica, e.replica, Stretch::Runs(e))).collect();
+    stretches.extend(doc.unplaced.iter().map(|u| (u.model.as_str(), u.replica, u.through, Stretch::Unplaced)));
+    stretches.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    Plan { stretches }
 }
 
 /// A profile or engine that changed.
@@ -44,6 +51,11 @@ pub struct Moved {
     pub profile: Option<Change>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub engine: Option<Change>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric: Option<Change>,
+    /// Per node, the adapters NCCL is told of: "gpu-a01 mlx5_0,mlx5_1".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapters: Option<Change>,
 }
 
 /// Placed in NEW: where it runs now.
@@ -54,11 +66,15 @@ pub struct Placed {
     pub new: Vec<Where>,
 }
 
-/// Unplaced in, or absent from, NEW: where it ran in OLD (`null`: nowhere).
+/// Unplaced in, or absent from, NEW: where it ran in OLD (`null`:
+/// nowhere). Replicas that ran nowhere come as runs, `replica` to
+/// `through` (absent for one), as `place` lists them.
 #[derive(Serialize)]
 pub struct Gone {
     pub model: String,
     pub replica: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub through: Option<u32>,
     pub old: Option<Vec<Where>>,
 }
 
@@ -73,7 +89,7 @@ pub struct Diff {
     /// In OLD, absent from NEW.
     pub removed: Vec<Gone>,
     /// Placed alike, or unplaced, in both.
-    pub unchanged: usize,
+    pub unchanged: u64,
 }
 
 impl Diff {
@@ -86,31 +102,110 @@ fn change(a: &Option<String>, b: &Option<String>) -> Option<Change> {
     (a.is_some() && b.is_some() && a != b).then(|| Change { old: a.clone(), new: b.clone() })
 }
 
-/// Compares two plans replica by replica, in (model, replica) order.
+/// What a plan says at one index of a model: nothing, or its stretch.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    Absent,
+    Is(Stretch<'a>),
+}
+
+/// Compares two plans replica by replica, in (model, replica) order, runs
+/// as runs: the indices where either plan's stretches begin or end cut
+/// each model into pieces along which neither plan changes, so the work
+/// is that of the stretches, never of the replicas they stand for.
 pub fn compare(old: &Plan<'_>, new: &Plan<'_>) -> Diff {
     let mut d = Diff::default();
-    let mut keys: Vec<&(&str, u32)> = old.keys().chain(new.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    for key in keys {
-        let (model, replica) = (key.0.to_string(), key.1);
-        match (old.get(key), new.get(key)) {
-            (Some(was), None) => d.removed.push(Gone { model, replica, old: was.map(|e| e.nodes.clone()) }),
-            (Some(Some(a)), Some(Some(b))) if a.same_as(b) => d.unchanged += 1,
-            (Some(Some(a)), Some(Some(b))) => d.moved.push(Moved {
-                model,
-                replica,
-                old: a.nodes.clone(),
-                new: b.nodes.clone(),
-                profile: change(&a.profile, &b.profile),
-                engine: change(&a.engine, &b.engine),
-            }),
-            (Some(Some(a)), Some(None)) => d.unplaced.push(Gone { model, replica, old: Some(a.nodes.clone()) }),
-            (Some(None) | None, Some(Some(b))) => d.placed.push(Placed { model, replica, new: b.nodes.clone() }),
-            (Some(None), Some(None)) => d.unchanged += 1,
-            (None, Some(None)) => d.unplaced.push(Gone { model, replica, old: None }),
-            (None, None) => {}
+    let (a, b) = (&old.stretches, &new.stretches);
+    let mut models: Vec<&str> = a.iter().chain(b).map(|s| s.0).collect();
+    models.sort_unstable();
+    models.dedup();
+    let (mut ia, mut ib) = (0, 0);
+    for model in models {
+        let (sa, sb) = (take(a, &mut ia, model), take(b, &mut ib, model));
+        let mut cuts: Vec<u64> = sa.iter().chain(sb).flat_map(|s| [u64::from(s.1), u64::from(s.2) + 1]).collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        let (mut pa, mut pb) = (0, 0);
+        for w in cuts.windows(2) {
+            let (lo, hi) = (w[0] as u32, (w[1] - 1) as u32);
+            let (was, now) = (at(sa, &mut pa, lo), at(sb, &mut pb, lo));
+            piece(&mut d, model, lo, hi, was, now);
         }
     }
     d
+}
+
+/// The stretches of `model`, from `*i` on (both lists are in model order).
+fn take<'s, 'a>(
+    list: &'s [(&'a str, u32, u32, Stretch<'a>)],
+    i: &mut usize,
+    model: &str,
+) -> &'s [(&'a str, u32, u32, Stretch<'a>)] {
+    let start = *i;
+    while *i < list.len() && list[*i].0 == model {
+        *i += 1;
+    }
+    &list[start..*i]
+}
+
+/// What the stretches say at index `r`; `*p` only moves forward.
+fn at<'a>(list: &[(&'a str, u32, u32, Stretch<'a>)], p: &mut usize, r: u32) -> At<'a> {
+    while *p < list.len() && list[*p].2 < r {
+        *p += 1;
+    }
+    match list.get(*p) {
+        Some(s) if s.1 <= r => At::Is(s.3),
+        _ => At::Absent,
+    }
+}
+
+/// Records replicas `lo..=hi` of a model, along which neither plan changes
+/// (a replica that runs is a piece of one).
+fn piece(d: &mut Diff, model: &str, lo: u32, hi: u32, was: At<'_>, now: At<'_>) {
+    let gone = |old| Gone { model: model.to_string(), replica: lo, through: None, old };
+    match (was, now) {
+        (At::Absent, At::Absent) => {}
+        (At::Is(Stretch::Unplaced), At::Is(Stretch::Unplaced)) => d.unchanged += u64::from(hi - lo) + 1,
+        (At::Is(Stretch::Runs(a)), At::Is(Stretch::Runs(b))) if a.same_as(b) => d.unchanged += 1,
+        (At::Is(Stretch::Runs(a)), At::Is(Stretch::Runs(b))) => d.moved.push(Moved {
+            model: model.to_string(),
+            replica: lo,
+            old: a.nodes.clone(),
+            new: b.nodes.clone(),
+            profile: change(&a.profile, &b.profile),
+            engine: change(&a.engine, &b.engine),
+            fabric: change(&a.fabric, &b.fabric),
+            // On other nodes the move says enough; on the same ones, other
+            // adapters are why it moved.
+            adapters: a
+                .nodes
+                .iter()
+                .map(|n| &n.node)
+                .eq(b.nodes.iter().map(|n| &n.node))
+                .then(|| change(&a.adapters(), &b.adapters()))
+                .flatten(),
+        }),
+        (At::Is(Stretch::Runs(a)), At::Is(Stretch::Unplaced)) => d.unplaced.push(gone(Some(a.nodes.clone()))),
+        (At::Is(Stretch::Runs(a)), At::Absent) => d.removed.push(gone(Some(a.nodes.clone()))),
+        (_, At::Is(Stretch::Runs(b))) => {
+            d.placed.push(Placed { model: model.to_string(), replica: lo, new: b.nodes.clone() });
+        }
+        (At::Is(Stretch::Unplaced), At::Absent) => run(&mut d.removed, model, lo, hi),
+        (At::Absent, At::Is(Stretch::Unplaced)) => run(&mut d.unplaced, model, lo, hi),
+    }
+}
+
+/// Adds replicas `lo..=hi` that ran nowhere in OLD to a list, as one run
+/// with the run just before it when they follow on.
+fn run(list: &mut Vec<Gone>, model: &str, lo: u32, hi: u32) {
+    if let Some(last) = list.last_mut()
+        && last.old.is_none()
+        && last.model == model
+        && last.through.unwrap_or(last.replica).checked_add(1) == Some(lo)
+    {
+        last.through = Some(hi);
+        return;
+    }
+    let through = (hi > lo).then_some(hi);
+    list.push(Gone { model: model.to_string(), replica: lo, through, old: None });
 }

@@ -36,6 +36,9 @@ pub struct Entry {
     /// `None` for a running replica whose allocation does not say.
     pub profile: Option<String>,
     pub engine: Option<String>,
+    /// The fabric a multi-node placement runs on; `None` where the plan
+    /// does not say (one node, or a replica that already runs).
+    pub fabric: Option<String>,
     pub nodes: Vec<At>,
     /// A running replica that is only submitted so far (a pending job).
     pub pending: bool,
@@ -57,8 +60,10 @@ pub struct At {
     pub cpus_millis: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u64>,
+    /// The adapters NCCL is told of on this node; `None` where the plan
+    /// does not say (a replica that already runs).
     #[serde(skip)]
-    pub hcas: Vec<String>,
+    pub hcas: Option<Vec<String>>,
     #[serde(skip)]
     pub span: Span,
 }
@@ -95,7 +100,26 @@ impl Entry {
             v.sort_by(|a, b| a.node.cmp(&b.node));
             v
         }
-        by_node(&self.nodes) == by_node(&o.nodes) && agree(&self.profile, &o.profile) && agree(&self.engine, &o.engine)
+        let (mine, theirs) = (by_node(&self.nodes), by_node(&o.nodes));
+        // Another fabric or other adapters on the same GPUs change what
+        // NCCL is told (`NCCL_IB_HCA`): the replica has to be restarted.
+        let adapters = mine.iter().zip(&theirs).all(|(a, b)| a.hcas.is_none() || b.hcas.is_none() || a.hcas == b.hcas);
+        mine == theirs
+            && adapters
+            && agree(&self.profile, &o.profile)
+            && agree(&self.engine, &o.engine)
+            && agree(&self.fabric, &o.fabric)
+    }
+
+    /// The adapters per node, as diff shows them: "gpu-a01 mlx5_0,mlx5_1;
+    /// gpu-a02 mlx5_0"; `None` where the plan names none.
+    pub fn adapters(&self) -> Option<String> {
+        let said: Vec<String> = self
+            .nodes
+            .iter()
+            .filter_map(|a| a.hcas.as_ref().filter(|h| !h.is_empty()).map(|h| format!("{} {}", a.node, h.join(","))))
+            .collect();
+        (!said.is_empty()).then(|| said.join("; "))
     }
 }
 
@@ -184,17 +208,23 @@ fn entry(dec: &mut Decoder, n: &Node<'_>, kind: Kind) -> Option<Entry> {
         }
     };
     let engine = t.optional(dec, "engine", |dec, n| dec.string(n, "engine"));
+    let fabric = match t.get("fabric") {
+        Some(f) if matches!(f.value, doc::Value::Null) => Ok(None),
+        Some(f) => dec.string(f, "fabric").map(Some).ok_or(()),
+        None => Ok(None),
+    };
     let pending = t.optional(dec, "pending", |dec, n| dec.boolean(n, "pending"));
     let nodes = t.require(dec, "nodes").and_then(|n| dec.array(n, "nodes"));
     let nodes: Option<Vec<At>> = nodes.map(|items| items.iter().filter_map(|n| at(dec, n)).collect());
     let (model, replica, profile, engine, nodes) = (model?, replica?, profile.ok()?, engine.ok()?, nodes?);
+    let fabric = fabric.ok()?;
     let pending = pending.ok()?.unwrap_or(false);
     if nodes.is_empty() {
         let message = format!("the plan runs `{model}` replica {replica} on no node");
         dec.error(Code::MissingField, n.span, message, "no nodes", Some(HELP.into()));
         return None;
     }
-    Some(Entry { kind, model, replica: replica as u32, profile, engine, nodes, pending, span: n.span })
+    Some(Entry { kind, model, replica: replica as u32, profile, engine, fabric, nodes, pending, span: n.span })
 }
 
 fn at(dec: &mut Decoder, n: &Node<'_>) -> Option<At> {
@@ -220,7 +250,7 @@ fn at(dec: &mut Decoder, n: &Node<'_>) -> Option<At> {
         mig_devices: indices(migs.ok()?.unwrap_or_default()),
         cpus_millis: cpus.ok()?,
         memory_mb: memory_mb.ok()?,
-        hcas: hcas.ok()?.unwrap_or_default(),
+        hcas: hcas.ok()?,
         span: n.span,
     })
 }

@@ -35,7 +35,16 @@ pub fn run(a: &cli::ExplainArgs) -> Outcome {
     crate::report::diagnostics::eprint(&crate::catalog::hardware_checks(&catalog, &inv));
     let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options { explain: Some(mi), ..Options::default() });
     let names = Names::new(&catalog, &fleet);
-    let attempts: Vec<_> = plan.attempts.iter().filter(|at| a.replica.is_none_or(|r| r == at.replica)).collect();
+    // One replica asked about: the attempt whose run holds it, for it alone.
+    let one: Option<placement::Attempt> = a.replica.and_then(|r| {
+        let at = plan.attempts.iter().find(|at| (at.replica..=at.through).contains(&r))?;
+        Some(placement::Attempt { replica: r, through: r, ..at.clone() })
+    });
+    let attempts: Vec<&placement::Attempt> = match (&one, a.replica) {
+        (Some(at), _) => vec![at],
+        (None, Some(_)) => Vec::new(),
+        (None, None) => plan.attempts.iter().collect(),
+    };
     match format {
         OutputFormat::Json => report::explain::json(&mut out, &names, mi as u32, &attempts)?,
         OutputFormat::Human => {

@@ -191,6 +191,10 @@ pub struct PoolTally {
 #[derive(Clone, Debug)]
 pub struct Attempt {
     pub replica: u32,
+    /// The last replica this attempt stands for: later replicas of an
+    /// unplaced run (consecutive indices, nothing placed meanwhile) fail
+    /// for the same reasons, so one attempt answers for all of them.
+    pub through: u32,
     pub placement: Option<Placement>,
     pub rejections: Vec<Rejection>,
     pub tallies: Vec<PoolTally>,
@@ -322,6 +326,15 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
                 decisions.push(Decision::Unplaced { model: mi as u32, replica, why: why.clone() });
                 continue;
             }
+            // Explained, a run of unplaced replicas is one attempt, in
+            // either mode: a million replicas that cannot fit are explained
+            // once, not a million times over.
+            if let (Some(why), true) = (&gave_up, explaining) {
+                summary.unplaced += 1;
+                decisions.push(Decision::Unplaced { model: mi as u32, replica, why: why.clone() });
+                run_on(&mut attempts, replica);
+                continue;
+            }
             let placement = if explaining || opts.mode == Mode::Reference {
                 let attempt = reference::attempt(&fleet, &compiled, &order, mi as u32, replica);
                 if explaining {
@@ -364,6 +377,19 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
         }
     }
     (Plan { decisions, summary, surplus, attempts, existing_of_explained }, fleet)
+}
+
+/// Extends the last explained attempt (unplaced) to `replica`, or, past a
+/// replica that already runs, starts a run of its own with the same answer.
+fn run_on(attempts: &mut Vec<Attempt>, replica: u32) {
+    let Some(last) = attempts.last_mut() else { return };
+    if last.through.checked_add(1) == Some(replica) {
+        last.through = replica;
+    } else {
+        let mut next = last.clone();
+        (next.replica, next.through) = (replica, replica);
+        attempts.push(next);
+    }
 }
 
 /// Whether one replica of the model (the catalog's model `mi`) could be

@@ -8,7 +8,7 @@ use super::{Assign, Attempt, Placement, Pool, PoolTally, Reason, Rejection, rank
 /// One replica, profile by profile in `order`, recording every rejection and
 /// how many nodes qualified in each pool.
 pub fn attempt(fleet: &Fleet<'_>, compiled: &[Compiled<'_>], order: &[u32], model: u32, replica: u32) -> Attempt {
-    let mut out = Attempt { replica, placement: None, rejections: Vec::new(), tallies: Vec::new() };
+    let mut out = Attempt { replica, through: replica, placement: None, rejections: Vec::new(), tallies: Vec::new() };
     for &pi in order {
         let p = &compiled[pi as usize];
         let found = if p.profile.nodes <= 1 { single(fleet, p, pi, &mut out) } else { multi(fleet, p, pi, &mut out) };
@@ -33,10 +33,10 @@ fn check(fleet: &Fleet<'_>, node: u32, p: &Compiled<'_>, fabric: Option<u32>) ->
         return Err(fleet.avoid_reason());
     }
     if let Some(f) = fabric {
-        match fleet.attach[node as usize].iter().find(|a| a.0 == f) {
+        match fleet.attached(node, f) {
             None => return Ok(None),
-            Some((_, false)) => return Err(Reason::NoAdapters(f)),
-            Some(_) => {}
+            Some(false) => return Err(Reason::NoAdapters(f)),
+            Some(true) => {}
         }
     }
     fleet.static_check(node, p)?;

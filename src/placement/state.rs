@@ -143,17 +143,7 @@ impl<'i> Fleet<'i> {
             }
             f.free.push(free);
             f.allocs.push(node.allocations.len() as u32);
-            // A fabric listed twice counts once, as its first entry (what
-            // `Node::fabric` finds, and so what the HCAs come from).
-            let mut attach: Vec<(u32, bool)> = Vec::with_capacity(node.fabrics.len());
-            for fab in &node.fabrics {
-                let id = f.fabrics.binary_search(&fab.name.as_str()).unwrap_or(0) as u32;
-                if !attach.iter().any(|a| a.0 == id) {
-                    // Adapters not reported pass; reported as none, fail.
-                    attach.push((id, fab.hcas.as_ref().is_none_or(|h| !h.is_empty())));
-                }
-            }
-            f.attach.push(attach);
+            f.attach.push(attachments(&f.fabrics, node));
             if let Some(w) = &node.weights {
                 for s in w {
                     let list = holders.entry(s.source.as_str()).or_default();
@@ -173,6 +163,13 @@ impl<'i> Fleet<'i> {
             }
         }
         f
+    }
+
+    /// Whether the node is attached to fabric `f`, and if so whether
+    /// through adapters (`attach` is sorted by fabric).
+    pub fn attached(&self, node: u32, f: u32) -> Option<bool> {
+        let list = &self.attach[node as usize];
+        list.binary_search_by_key(&f, |a| a.0).ok().map(|i| list[i].1)
     }
 
     /// A node's CPUs, memory and taints: what the scheduler admits work on
@@ -513,4 +510,24 @@ pub struct Change {
     /// The class whose free GPUs changed, and their count before and after.
     pub free: Option<(u32, u32, u32)>,
     pub allocs_before: u32,
+}
+
+/// A node's fabrics by id, sorted, each once: a fabric listed twice counts
+/// as its first entry (what `Node::fabric` finds, and so what the HCAs come
+/// from). Sorted, so that a node on thousands of fabrics is looked up by
+/// bisection, never by scanning.
+fn attachments(fabrics: &[&str], node: &Node) -> Vec<(u32, bool)> {
+    let mut attach: Vec<(u32, bool)> = node
+        .fabrics
+        .iter()
+        .map(|fab| {
+            let id = fabrics.binary_search(&fab.name.as_str()).unwrap_or(0) as u32;
+            // Adapters not reported pass; reported as none, fail.
+            (id, fab.hcas.as_ref().is_none_or(|h| !h.is_empty()))
+        })
+        .collect();
+    // Stable: of equal ids, the first listed stays first and is kept.
+    attach.sort_by_key(|a| a.0);
+    attach.dedup_by_key(|a| a.0);
+    attach
 }

@@ -277,7 +277,7 @@ fn unrenderable(e: &Entry, profile: &Profile, nodes: &[&Node], weights: &Weights
 /// that already runs) its nodes' adapters on the first fabric, by name,
 /// that every one of its nodes is attached to. Each adapter once, in order.
 fn hcas(e: &Entry, nodes: &[&Node]) -> Vec<String> {
-    let mut named: Vec<&String> = e.nodes.iter().flat_map(|a| a.hcas.iter()).collect();
+    let mut named: Vec<&String> = e.nodes.iter().flat_map(|a| a.hcas.iter().flatten()).collect();
     if named.is_empty() && nodes.len() > 1 {
         let mut shared: Vec<&str> = nodes[0].fabrics.iter().map(|f| f.name.as_str()).collect();
         shared.retain(|name| nodes.iter().all(|n| n.fabric(name).is_some()));
@@ -317,7 +317,7 @@ fn control_values(e: &Entry, p: &Profile) -> Option<Diag> {
     values.extend(s.image.as_deref().map(|i| ("image", i)));
     values.extend(s.args.iter().map(|a| ("args", a.as_str())));
     values.extend(s.env.iter().map(|(_, v)| ("env", v.as_str())));
-    values.extend(e.nodes.iter().flat_map(|a| a.hcas.iter()).map(|h| ("adapter", h.as_str())));
+    values.extend(e.nodes.iter().flat_map(|a| a.hcas.iter().flatten()).map(|h| ("adapter", h.as_str())));
     values.extend(e.nodes.iter().map(|a| ("node", a.node.as_str())));
     let (what, v) = values.into_iter().find(|(_, v)| v.chars().any(char::is_control))?;
     Some(

@@ -37,7 +37,8 @@ fn at(nodes: &[Where], requests: bool) -> String {
 /// What else changed with a moved replica: "profile tp4 -> tp8".
 fn what(m: &Moved) -> String {
     let mut parts = Vec::new();
-    for (name, c) in [("profile", &m.profile), ("engine", &m.engine)] {
+    for (name, c) in [("profile", &m.profile), ("engine", &m.engine), ("fabric", &m.fabric), ("adapters", &m.adapters)]
+    {
         if let Some(c) = c {
             parts.push(format!("{name} {} -> {}", c.old.as_deref().unwrap_or("?"), c.new.as_deref().unwrap_or("?")));
         }
@@ -80,14 +81,19 @@ pub fn human(d: &Diff) -> String {
         }
         let mut t = super::table(&[title, "REPLICA", "WAS ON"]);
         for o in list {
-            t.add_row(vec![
-                o.model.clone(),
-                o.replica.to_string(),
-                o.old.as_deref().map_or("-".into(), |w| at(w, false)),
-            ]);
+            let replica = match o.through {
+                Some(t) => format!("{}-{t} ({})", o.replica, u64::from(t - o.replica) + 1),
+                None => o.replica.to_string(),
+            };
+            t.add_row(vec![o.model.clone(), replica, o.old.as_deref().map_or("-".into(), |w| at(w, false))]);
         }
         let _ = writeln!(out, "{t}");
     }
+    // Replicas, not lines: a run of unplaced ones counts each.
+    let count = |list: &[crate::diff::Gone]| -> u64 {
+        list.iter().map(|g| g.through.map_or(1, |t| u64::from(t - g.replica) + 1)).sum()
+    };
+    let (unplaced, removed) = (count(&d.unplaced), count(&d.removed));
     let changed = d.moved.len() + d.placed.len() + d.unplaced.len() + d.removed.len();
     if changed == 0 {
         let _ = writeln!(out, "No placement differs ({} unchanged).", d.unchanged);
@@ -97,8 +103,8 @@ pub fn human(d: &Diff) -> String {
             "{} moved, {} placed, {} unplaced, {} removed, {} unchanged",
             d.moved.len(),
             d.placed.len(),
-            d.unplaced.len(),
-            d.removed.len(),
+            unplaced,
+            removed,
             d.unchanged
         );
     }

@@ -17,6 +17,10 @@ struct ExplainDoc<'a> {
 #[derive(Serialize)]
 struct ReplicaJson<'a> {
     replica: u32,
+    /// The last replica of a run of unplaced ones explained alike; absent
+    /// for one replica.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    through: Option<u32>,
     placement: Option<PlacementJson<'a>>,
     rejections: Vec<RejectionJson<'a>>,
     /// The same rejections grouped by reason within each profile and pool.
@@ -30,6 +34,7 @@ pub fn json<W: std::io::Write>(out: W, names: &Names<'_>, model: u32, attempts: 
             .iter()
             .map(|a| ReplicaJson {
                 replica: a.replica,
+                through: (a.through > a.replica).then_some(a.through),
                 placement: a.placement.as_ref().map(|p| names.placement_json(p)),
                 rejections: a.rejections.iter().map(|r| names.rejection_json(model, r)).collect(),
                 reasons: super::reasons::grouped(names, model, &a.rejections),
@@ -112,6 +117,10 @@ pub fn human(names: &Names<'_>, plan: &Plan, model: u32, attempts: &[&Attempt], 
                     let _ = writeln!(out, "  on {line}");
                 }
                 let _ = writeln!(out, "  why: {}", why(names, p, a));
+            }
+            None if a.through > a.replica => {
+                let count = u64::from(a.through - a.replica) + 1;
+                let _ = writeln!(out, "\nreplicas {}-{} ({count}): not placed", a.replica, a.through);
             }
             None => {
                 let _ = writeln!(out, "\nreplica {}: not placed", a.replica);

@@ -459,14 +459,13 @@ pub fn summary_lines(
         verdicts: Vec<String>,
     }
     let mut groups: Vec<Group> = Vec::new();
-    let add_group = |groups: &mut Vec<Group>, profile, pool| -> usize {
-        match groups.iter().position(|g| g.profile == profile && g.pool == pool) {
-            Some(i) => i,
-            None => {
-                groups.push(Group { profile, pool, reasons: Vec::new(), verdicts: Vec::new() });
-                groups.len() - 1
-            }
-        }
+    // Indexed: a node on thousands of fabrics makes thousands of pools.
+    let mut index: std::collections::HashMap<(u32, crate::placement::Pool), usize> = std::collections::HashMap::new();
+    let mut add_group = |groups: &mut Vec<Group>, profile, pool| -> usize {
+        *index.entry((profile, pool)).or_insert_with(|| {
+            groups.push(Group { profile, pool, reasons: Vec::new(), verdicts: Vec::new() });
+            groups.len() - 1
+        })
     };
     if let Some(t) = tallies {
         for tally in t {
@@ -477,7 +476,7 @@ pub fn summary_lines(
         // A fabric's pool is about the nodes on that fabric: a cordoned node
         // elsewhere is rejected there too (state comes first), but not counted.
         if let (Pool::Fabric(f), Some(n)) = (r.pool, r.node)
-            && !names.fleet.attach[n as usize].iter().any(|a| a.0 == f)
+            && names.fleet.attached(n, f).is_none()
         {
             continue;
         }
@@ -494,13 +493,13 @@ pub fn summary_lines(
             }
         }
     }
+    let qualify: std::collections::HashMap<(u32, crate::placement::Pool), u32> =
+        tallies.unwrap_or_default().iter().rev().map(|t| ((t.profile, t.pool), t.qualified)).collect();
     let mut lines = Vec::new();
     for g in &mut groups {
         let prof = names.profile(model, g.profile);
         let rejected: usize = g.reasons.iter().map(|(_, n)| n.len()).sum();
-        let qualified = tallies
-            .and_then(|t| t.iter().find(|t| t.profile == g.profile && t.pool == g.pool))
-            .map(|t| t.qualified as usize);
+        let qualified = qualify.get(&(g.profile, g.pool)).map(|&q| q as usize);
         g.reasons.sort_by_key(|(_, nodes)| std::cmp::Reverse(nodes.len()));
         let parts: Vec<String> = g
             .reasons

@@ -36,14 +36,13 @@ pub fn grouped<'a>(names: &'a Names<'_>, model: u32, rejections: &[Rejection]) -
     // Per (profile, pool) in the order tried: each reason and its nodes.
     type ByReason = Vec<(Reason, Vec<Option<u32>>)>;
     let mut pools: Vec<(u32, Pool, ByReason)> = Vec::new();
+    // Indexed: a node on thousands of fabrics makes thousands of pools.
+    let mut index: std::collections::HashMap<(u32, Pool), usize> = std::collections::HashMap::new();
     for r in rejections {
-        let i = match pools.iter().rposition(|(p, pool, _)| *p == r.profile && *pool == r.pool) {
-            Some(i) => i,
-            None => {
-                pools.push((r.profile, r.pool, Vec::new()));
-                pools.len() - 1
-            }
-        };
+        let i = *index.entry((r.profile, r.pool)).or_insert_with(|| {
+            pools.push((r.profile, r.pool, Vec::new()));
+            pools.len() - 1
+        });
         let reasons = &mut pools[i].2;
         match reasons.iter_mut().find(|(reason, _)| *reason == r.reason) {
             Some((_, nodes)) => nodes.push(r.node),
@@ -131,18 +130,24 @@ pub fn closest_of<'a>(
     tallies: &[PoolTally],
     so_far: &SoFar<'a>,
 ) -> Vec<Closest<'a>> {
+    // The GPU-count misses of each pool, gathered once: thousands of pools
+    // (a node on thousands of fabrics) must not each scan every rejection.
+    let mut misses: std::collections::HashMap<(u32, Pool), Vec<(u32, u32)>> = std::collections::HashMap::new();
+    for r in rejections {
+        if let (Some(n), Reason::Gpus { free } | Reason::Mig { free }) = (r.node, r.reason) {
+            misses.entry((r.profile, r.pool)).or_default().push((n, free));
+        }
+    }
     tallies
         .iter()
         .map(|t| {
             let prof = names.profile(model, t.profile);
             let class = prof.gpu_class.as_deref().unwrap_or_default();
-            let mut near: Vec<(u32, u32)> = rejections
+            let mut near: Vec<(u32, u32)> = misses
+                .get(&(t.profile, t.pool))
+                .map_or(&[][..], Vec::as_slice)
                 .iter()
-                .filter(|r| r.profile == t.profile && r.pool == t.pool)
-                .filter_map(|r| match (r.node, r.reason) {
-                    (Some(n), Reason::Gpus { free } | Reason::Mig { free }) => Some((n, free)),
-                    _ => None,
-                })
+                .copied()
                 .filter(|&(n, _)| has_hardware(names.fleet.node(n), prof))
                 .collect();
             // Most free first; ties keep the order tried.

@@ -345,12 +345,15 @@ fn explain_agrees(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError> {
                 _ => None,
             })
             .collect();
-        let explained: Vec<_> = ex.attempts.iter().map(|a| (a.replica, a.placement.clone())).collect();
+        // A run of unplaced replicas is one attempt, `replica..=through`.
+        let explained: Vec<_> =
+            ex.attempts.iter().flat_map(|a| (a.replica..=a.through).map(move |r| (r, a.placement.clone()))).collect();
         prop_assert_eq!(decided, explained);
         for a in &ex.attempts {
-            if a.placement.is_none() {
+            prop_assert!(a.through == a.replica || a.placement.is_none());
+            for r in (a.replica..=a.through).filter(|_| a.placement.is_none()) {
                 let rej = full.decisions.iter().find_map(|d| match d {
-                    Decision::Unplaced { model, replica, why } if *model == mi as u32 && *replica == a.replica => {
+                    Decision::Unplaced { model, replica, why } if *model == mi as u32 && *replica == r => {
                         Some(&why.rejections)
                     }
                     _ => None,
