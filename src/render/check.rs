@@ -73,8 +73,26 @@ fn gpu_conflicts(e: &Entry, node: &Node, gpus: &[u32], migs: &[u32]) -> Vec<Stri
             out.push(format!("{} MIG devices {} name no single GPU", node.id, join(migs)));
         }
     }
+    // A replica the plan found running must still run there, on those
+    // GPUs: yesterday's plan must not render onto a node that went down
+    // and whose GPUs another job holds now.
     if e.kind == Kind::Existing {
-        return out;
+        let mine: Vec<u32> = node
+            .allocations
+            .iter()
+            .filter(|a| a.model == e.model && a.replica == e.replica)
+            .flat_map(|a| a.gpus.iter().copied())
+            .collect();
+        if node.allocations.iter().any(|a| a.model == e.model && a.replica == e.replica) {
+            let (mut have, mut want) = (mine, gpus.to_vec());
+            (have.sort_unstable(), want.sort_unstable());
+            (have.dedup(), want.dedup());
+            if !have.is_empty() && !want.is_empty() && have != want {
+                out.push(format!("{} runs it on GPUs {}, not {}", node.id, join(&have), join(&want)));
+            }
+            return out;
+        }
+        out.push(format!("{} no longer runs it", node.id));
     }
     for (g, gpu) in &present {
         if !gpu.healthy {

@@ -357,3 +357,47 @@ fn a_catalog_that_no_longer_wants_a_planned_replica_is_refused_unless_allowed() 
     let out = render_plan("slurm", &plan, &edited, &fleet, &[]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
 }
+
+#[test]
+fn an_existing_replica_is_checked_against_the_inventory_render_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = write(
+        dir.path(),
+        "c.toml",
+        "[[model]]\nname = \"m\"\nsource = \"org/m\"\n[[model.profile]]\nname = \"tp2\"\nengine = \"vllm\"\n\
+         gpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 2\n",
+    );
+    let node = |state: &str, alloc: &str| {
+        let gpus: String = (0..4)
+            .map(|i| format!("[[node.gpu]]\nindex = {i}\nname = \"NVIDIA H100 80GB HBM3\"\nmemory_mb = 81559\n"))
+            .collect();
+        format!("[[node]]\nid = \"n1\"\nstate = \"{state}\"\nengines = {{ vllm = \"0.11.1\" }}\n{gpus}{alloc}")
+    };
+    let runs = "[[node.allocation]]\nmodel = \"m\"\nreplica = 0\nprofile = \"tp2\"\ngpus = [0, 1]\n";
+    let fleet = write(dir.path(), "fleet.toml", &node("ready", runs));
+    let plan = placed_plan(dir.path(), &catalog, &fleet);
+    assert!(std::fs::read_to_string(&plan).unwrap().contains("\"existing\": [\n    {"), "m r0 runs");
+    // The same inventory: rendered where it runs.
+    let out = render_plan("slurm", &plan, &catalog, &fleet, &[]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    // Since then the node went down and another job took its GPUs.
+    let taken = "[[node.allocation]]\nmodel = \"slurm:busy\"\nreplica = 0\ngpus = [0, 1]\n";
+    let now = write(dir.path(), "now.toml", &node("down", taken));
+    for kind in ["slurm", "kubernetes"] {
+        let out = render_plan(kind, &plan, &catalog, &now, &[]);
+        assert_eq!(code(&out), 2, "{}", transcript(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("m r0: n1 no longer runs it; place again"), "{err}");
+        assert!(err.contains("m r0: n1 GPUs 0,1 are held by slurm:busy; place again"), "{err}");
+        assert!(out.stdout.is_empty(), "nothing written");
+    }
+    // It runs there, on other GPUs than the plan says.
+    let moved = write(dir.path(), "moved.toml", &node("ready", &runs.replace("[0, 1]", "[2, 3]")));
+    let out = render_plan("slurm", &plan, &catalog, &moved, &[]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("m r0: n1 runs it on GPUs 2,3, not 0,1; place again"),
+        "{}",
+        transcript(&out)
+    );
+}
