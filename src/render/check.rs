@@ -85,8 +85,10 @@ fn gpu_conflicts(e: &Entry, node: &Node, gpus: &[u32], migs: &[u32]) -> Vec<Stri
             .collect();
         if node.allocations.iter().any(|a| a.model == e.model && a.replica == e.replica) {
             let (mut have, mut want) = (mine, gpus.to_vec());
-            (have.sort_unstable(), want.sort_unstable());
-            (have.dedup(), want.dedup());
+            for list in [&mut have, &mut want] {
+                list.sort_unstable();
+                list.dedup();
+            }
             if !have.is_empty() && !want.is_empty() && have != want {
                 out.push(format!("{} runs it on GPUs {}, not {}", node.id, join(&have), join(&want)));
             }
