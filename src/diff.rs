@@ -209,3 +209,89 @@ fn run(list: &mut Vec<Gone>, model: &str, lo: u32, hi: u32) {
     let through = (hi > lo).then_some(hi);
     list.push(Gone { model: model.to_string(), replica: lo, through, old: None });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// A small plan: per model (of two), replicas that run on node `n<k>`
+    /// and runs of unplaced ones, never overlapping.
+    fn plan_text(items: &[(u8, u32, u32, Option<u8>)]) -> String {
+        let mut placements = Vec::new();
+        let mut unplaced = Vec::new();
+        let mut taken: Vec<(u8, u32)> = Vec::new();
+        for &(model, lo, len, node) in items {
+            let hi = lo + if node.is_some() { 0 } else { len };
+            if (lo..=hi).any(|r| taken.contains(&(model, r))) {
+                continue;
+            }
+            taken.extend((lo..=hi).map(|r| (model, r)));
+            match node {
+                Some(k) => placements.push(serde_json::json!({"model": format!("m{model}"), "replica": lo,
+                    "profile": "p", "engine": "vllm", "nodes": [{"node": format!("n{k}"), "gpus": [0]}]})),
+                None => unplaced.push(serde_json::json!({"model": format!("m{model}"), "replica": lo, "through": hi})),
+            }
+        }
+        serde_json::json!({"placements": placements, "unplaced": unplaced}).to_string()
+    }
+
+    /// The same comparison one replica at a time: (moved, placed,
+    /// unplaced, removed, unchanged) counted in replicas.
+    fn naive(old: &crate::plan::Plan, new: &crate::plan::Plan) -> (u64, u64, u64, u64, u64) {
+        fn expand(p: &crate::plan::Plan) -> BTreeMap<(String, u32), Option<String>> {
+            let mut m: BTreeMap<(String, u32), Option<String>> =
+                p.entries.iter().map(|e| ((e.model.clone(), e.replica), Some(e.nodes[0].node.clone()))).collect();
+            for (model, r) in p.unplaced_replicas() {
+                m.insert((model.to_string(), r), None);
+            }
+            m
+        }
+        let (a, b) = (expand(old), expand(new));
+        let mut n = (0, 0, 0, 0, 0);
+        for key in a.keys().chain(b.keys()).collect::<std::collections::BTreeSet<_>>() {
+            match (a.get(key), b.get(key)) {
+                (Some(Some(x)), Some(Some(y))) if x == y => n.4 += 1,
+                (Some(Some(_)), Some(Some(_))) => n.0 += 1,
+                (Some(None), Some(None)) => n.4 += 1,
+                (_, Some(Some(_))) => n.1 += 1,
+                (_, Some(None)) => n.2 += 1,
+                (Some(_), None) => n.3 += 1,
+                (None, None) => {}
+            }
+        }
+        n
+    }
+
+    fn replicas(list: &[Gone]) -> u64 {
+        list.iter().map(|g| g.through.map_or(1, |t| u64::from(t - g.replica) + 1)).sum()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        /// Compared as ranges, two plans differ exactly as they do replica
+        /// by replica; runs are in order, never overlap and never follow on.
+        #[test]
+        fn ranges_agree_with_replica_by_replica(
+            old in prop::collection::vec((0u8..2, 0u32..40, 0u32..8, prop::option::of(0u8..3)), 0..12),
+            new in prop::collection::vec((0u8..2, 0u32..40, 0u32..8, prop::option::of(0u8..3)), 0..12),
+        ) {
+            let read = |items: &[(u8, u32, u32, Option<u8>)]| {
+                crate::plan::read(&crate::source::source("p.json", plan_text(items))).expect("a valid plan")
+            };
+            let (a, b) = (read(&old), read(&new));
+            let d = compare(&of(&a), &of(&b));
+            let got = (d.moved.len() as u64, d.placed.len() as u64, replicas(&d.unplaced), replicas(&d.removed), d.unchanged);
+            prop_assert_eq!(got, naive(&a, &b));
+            for list in [&d.unplaced, &d.removed] {
+                for w in list.windows(2) {
+                    let end = w[0].through.unwrap_or(w[0].replica);
+                    let follows = w[0].model == w[1].model && w[0].old.is_none() && w[1].old.is_none() && end + 1 == w[1].replica;
+                    prop_assert!((w[0].model.as_str(), end) < (w[1].model.as_str(), w[1].replica));
+                    prop_assert!(!follows, "runs that follow on are one");
+                }
+            }
+        }
+    }
+}
