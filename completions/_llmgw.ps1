@@ -206,6 +206,7 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('--topology', '--topology', [CompletionResultType]::ParameterName, 'Slurm''s topology.conf or topology.yaml: nodes under one top-level switch (or in one block) share a fabric')
             [CompletionResult]::new('--fabric-feature', '--fabric-feature', [CompletionResultType]::ParameterName, 'A feature prefix naming the node''s fabric, when there is no topology (`ib-` for a feature `ib-east`)')
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'The output of `squeue --json` or `scontrol -d show job -o`: llmgw''s jobs become its replicas, others stay busy')
+            [CompletionResult]::new('--jobs-user', '--jobs-user', [CompletionResultType]::ParameterName, 'Only this user''s jobs (a name or uid) are llmgw''s replicas; other users'' jobs with llmgw''s comment stay foreign [default: $USER, else $LOGNAME, else your uid]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else toml)')

@@ -988,7 +988,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__inventory__subcmd__import__subcmd__slurm)
-            opts="-o -h -V --topology --fabric-feature --jobs --output --format --color --max-input-bytes --help --version"
+            opts="-o -h -V --topology --fabric-feature --jobs --jobs-user --output --format --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1003,6 +1003,10 @@ _llmgw() {
                     return 0
                     ;;
                 --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs-user)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

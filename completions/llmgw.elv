@@ -191,6 +191,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand --topology 'Slurm''s topology.conf or topology.yaml: nodes under one top-level switch (or in one block) share a fabric'
             cand --fabric-feature 'A feature prefix naming the node''s fabric, when there is no topology (`ib-` for a feature `ib-east`)'
             cand --jobs 'The output of `squeue --json` or `scontrol -d show job -o`: llmgw''s jobs become its replicas, others stay busy'
+            cand --jobs-user 'Only this user''s jobs (a name or uid) are llmgw''s replicas; other users'' jobs with llmgw''s comment stay foreign [default: $USER, else $LOGNAME, else your uid]'
             cand -o 'Write here (atomically) instead of stdout; the format follows the extension'
             cand --output 'Write here (atomically) instead of stdout; the format follows the extension'
             cand --format 'Output format (default: from the extension of -o, else toml)'

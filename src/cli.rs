@@ -249,6 +249,9 @@ pub struct SlurmImportArgs {
     /// The output of `squeue --json` or `scontrol -d show job -o`: llmgw's jobs become its replicas, others stay busy
     #[arg(long, value_name = "JOBS")]
     pub jobs: Option<PathBuf>,
+    /// Only this user's jobs (a name or uid) are llmgw's replicas; other users' jobs with llmgw's comment stay foreign [default: $USER, else $LOGNAME, else your uid]
+    #[arg(long, value_name = "USER")]
+    pub jobs_user: Option<String>,
     /// Write here (atomically) instead of stdout; the format follows the extension
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -113,6 +113,7 @@ codes! {
     UnmatchedTopology => "llmgw::slurm::unmatched-topology", "topology names that match no imported node or switch";
     TopologyCycle => "llmgw::slurm::topology-cycle", "switches that are their own ancestors in the topology";
     SlurmJob => "llmgw::slurm::job", "a job record or llmgw job comment that llmgw cannot read";
+    ForeignJob => "llmgw::slurm::foreign-job", "a job of another user than --jobs-user that carries llmgw's comment";
     JobOnUnknownNode => "llmgw::slurm::job-on-unknown-node", "a job on a node the node list lacks";
     PendingWithoutNode => "llmgw::slurm::pending-without-node", "a pending llmgw job that names no node, so it cannot be counted";
     TooLarge => "llmgw::io::too-large", "an input file over the size ceiling (--max-input-bytes)";

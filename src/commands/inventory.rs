@@ -61,7 +61,10 @@ pub fn import_slurm(a: &cli::SlurmImportArgs) -> Outcome {
     let nodes = load::read(&a.nodes)?;
     let topology = a.topology.as_deref().map(load::read).transpose()?;
     let jobs = a.jobs.as_deref().map(load::read).transpose()?;
-    let settings = crate::slurm::Settings { fabric_feature: a.fabric_feature.clone() };
+    let settings = crate::slurm::Settings {
+        fabric_feature: a.fabric_feature.clone(),
+        jobs_user: a.jobs_user.clone().unwrap_or_else(crate::slurm::running_user),
+    };
     let (inv, warnings) = crate::slurm::import(&nodes, topology.as_ref(), jobs.as_ref(), &settings)?;
     crate::report::diagnostics::eprint(&warnings);
     write_import(&inv, a.output.as_deref(), a.format)

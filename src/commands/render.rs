@@ -100,15 +100,9 @@ fn dns_label(s: &str) -> bool {
 
 /// Who submitted the jobs `scancel --name` is to cancel, as a shell word:
 /// this user, as `$USER` or `$LOGNAME` name them, else the numeric uid
-/// (scancel takes both), else what `id -u` says where the lines run.
+/// (scancel takes both).
 fn submitting_user() -> String {
-    for var in ["USER", "LOGNAME"] {
-        if let Some(u) = std::env::var_os(var).and_then(|v| v.into_string().ok()).filter(|u| !u.is_empty()) {
-            return crate::launch::quote(&u);
-        }
-    }
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").map_or_else(|_| "\"$(id -u)\"".to_string(), |m| m.uid().to_string())
+    crate::launch::quote(&crate::slurm::running_user())
 }
 
 /// `render slurm`: the scripts one after another, or one file each under `-o DIR`.

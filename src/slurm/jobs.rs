@@ -58,6 +58,9 @@ pub struct Job {
     pub phase: Phase,
     /// `None`: not llmgw's; `Some(Err)`: an llmgw comment that does not parse.
     pub identity: Option<Result<Identity, String>>,
+    /// Who submitted it: the user's name and uid, where the listing says.
+    pub user: Option<String>,
+    pub uid: Option<u64>,
     /// Per node, for a holding job.
     pub shares: Vec<Share>,
     /// The nodes a pending job asked for (`--nodelist`).
@@ -74,6 +77,8 @@ impl Job {
             id,
             phase,
             identity,
+            user: None,
+            uid: None,
             shares: Vec::new(),
             wanted: Vec::new(),
             ask: Ask::default(),
@@ -222,6 +227,8 @@ fn json_job(j: &Value) -> Result<Job, String> {
     let phase = phase(&words(j.get("job_state")));
     let identity = identity(&string(j.get("comment")));
     let mut job = Job::new(id, phase, identity);
+    job.user = Some(string(j.get("user_name"))).filter(|u| !u.is_empty());
+    job.uid = number(j.get("user_id"), u64::from(u32::MAX)).ok().flatten();
     match phase {
         Phase::Done => {}
         Phase::Pending => {
@@ -355,7 +362,8 @@ fn cpu_ids(list: &str) -> Option<f64> {
 
 fn text_jobs(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
     let t = src.text();
-    let records = text::records(src, "JobId", "give what `scontrol -d show job -o` prints: `JobId=... JobState=...`")?;
+    let help = "give what `scontrol -d show job -o` prints: `JobId=... JobState=...`";
+    let records = text::records_in(src, "JobId", help, &text::job_layout())?;
     let mut out = Vec::with_capacity(records.len());
     let mut errors = crate::import::Problems::default();
     for r in &records {
@@ -368,6 +376,12 @@ fn text_jobs(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
         let mut job =
             Job::new(r.get(t, "JobId").unwrap_or_default().to_string(), phase, r.get(t, "Comment").and_then(identity));
         job.span = r.span;
+        // `UserId=alice(1000)`.
+        if let Some(u) = r.get(t, "UserId") {
+            let (name, uid) = u.split_once('(').unwrap_or((u, ""));
+            job.user = Some(name.to_string()).filter(|n| !n.is_empty());
+            job.uid = uid.strip_suffix(')').and_then(|n| n.parse().ok());
+        }
         let result = match phase {
             Phase::Done => Ok(()),
             Phase::Pending => nodes_of(r.get(t, "ReqNodeList").unwrap_or_default())

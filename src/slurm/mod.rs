@@ -29,6 +29,18 @@ use records::{Input, Record};
 pub struct Settings {
     /// A feature prefix that marks a node's fabric (`ib-` for `ib-east`).
     pub fabric_feature: Option<String>,
+    /// Whose jobs may be llmgw's replicas (a user name or uid): on a shared
+    /// cluster anyone can write llmgw's comment on a job of their own.
+    pub jobs_user: String,
+}
+
+/// The user running llmgw, as `$USER` or `$LOGNAME` name them, else the
+/// numeric uid.
+pub fn running_user() -> String {
+    ["USER", "LOGNAME"]
+        .iter()
+        .find_map(|var| std::env::var(var).ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| rustix::process::getuid().as_raw().to_string())
 }
 
 /// How bad a state word is: the most restrictive one wins.
@@ -251,7 +263,7 @@ pub fn import(
     }
     let mut held: Vec<BTreeSet<Slot>> = vec![BTreeSet::new(); out.len()];
     if let Some(j) = jobs {
-        apply_jobs(j, &mut out, &mut held, &mut warnings)?;
+        apply_jobs(j, &settings.jobs_user, &mut out, &mut held, &mut warnings)?;
     }
     let unknown: Vec<&str> = out.iter().filter(|b| b.gpus_unknown).map(|b| b.node.id.as_str()).collect();
     if !unknown.is_empty() {
@@ -397,6 +409,7 @@ fn job_identity<'j>(
 /// GPUs are in use (`slurm:busy`), as `GresUsed` says.
 fn apply_jobs(
     src: &Source,
+    user: &str,
     out: &mut [Built],
     held: &mut [BTreeSet<Slot>],
     warnings: &mut Vec<Diag>,
@@ -410,6 +423,16 @@ fn apply_jobs(
     let mut claimed: BTreeMap<(String, u32), String> = BTreeMap::new();
     for job in &list {
         let identity = job_identity(src, job, &mut claimed, warnings);
+        // Another user's job that says it is llmgw's is theirs, not a replica.
+        let identity = match identity {
+            Some(id) if !submitted_by(job, user) => {
+                let who =
+                    job.user.clone().or_else(|| job.uid.map(|u| u.to_string())).unwrap_or_else(|| "unknown".into());
+                found.foreign.push(format!("{} of {who} ({} r{})", job.id, id.model, id.replica));
+                None
+            }
+            other => other,
+        };
         match job.phase {
             jobs::Phase::Done => {}
             jobs::Phase::Pending => {
@@ -450,6 +473,12 @@ fn apply_jobs(
         }
     }
     errors.into_result()?;
+    warn_found(found, user, warnings);
+    Ok(())
+}
+
+/// One warning for each kind of job `apply_jobs` could not take as it is.
+fn warn_found(found: Found, user: &str, warnings: &mut Vec<Diag>) {
     let note = |code: Code, what: &str, list: &[String], help: &str| {
         Diag::warning(
             code,
@@ -461,7 +490,15 @@ fn apply_jobs(
         )
         .help(help.to_string())
     };
-    let Found { unknown, mut twice, pending_nowhere, running_nowhere } = found;
+    let Found { unknown, mut twice, pending_nowhere, running_nowhere, foreign } = found;
+    if !foreign.is_empty() {
+        warnings.push(note(
+            Code::ForeignJob,
+            &format!("of other users than {user} carry llmgw's comment; they are counted as foreign jobs"),
+            &foreign,
+            "only jobs of --jobs-user (default: the user running llmgw) are llmgw's replicas; give --jobs-user NAME for the user that submits them",
+        ));
+    }
     if !running_nowhere.is_empty() {
         warnings.push(note(
             Code::SlurmJob,
@@ -495,7 +532,6 @@ fn apply_jobs(
             "render writes --nodelist; a replica submitted without it may be started twice",
         ));
     }
-    Ok(())
 }
 
 /// What `apply_jobs` noticed, to warn about once each.
@@ -505,6 +541,13 @@ struct Found {
     twice: Vec<String>,
     pending_nowhere: Vec<String>,
     running_nowhere: Vec<String>,
+    foreign: Vec<String>,
+}
+
+/// Whether `user` (a name or a uid) submitted the job. A listing that
+/// names no user at all (a record cut short) trusts no one.
+fn submitted_by(job: &jobs::Job, user: &str) -> bool {
+    job.user.as_deref() == Some(user) || job.uid.is_some_and(|u| u.to_string() == user)
 }
 
 /// One node of a running job: an llmgw job's GPUs (and CPUs) become its

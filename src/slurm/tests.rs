@@ -2,10 +2,15 @@
 
 use super::*;
 
+/// Settings that take alice's jobs as llmgw's.
+fn alice() -> Settings {
+    Settings { jobs_user: "alice".into(), ..Settings::default() }
+}
+
 fn one(text: &str, jobs: Option<&str>) -> (Node, Vec<Diag>) {
     let src = crate::diag::source("n.txt", text.to_string());
     let jobs = jobs.map(|j| crate::diag::source("j.txt", j.to_string()));
-    let (inv, w) = import(&src, None, jobs.as_ref(), &Settings::default()).unwrap();
+    let (inv, w) = import(&src, None, jobs.as_ref(), &alice()).unwrap();
     (inv.nodes.into_iter().next().unwrap(), w)
 }
 
@@ -30,7 +35,7 @@ fn alloc_tres_without_gres_used_holds_gpus_of_its_type_cpus_and_memory() {
     let (n, _) = one("NodeName=n1 State=MIXED Gres=gpu:h100:4 AllocTRES=cpu=2,gres/gpu=3\n", None);
     assert_eq!(held(&n, "slurm:busy"), (vec![0, 1, 2], 2.0, 0));
     // A job of --jobs accounts for what it names.
-    let jobs = "JobId=7 JobState=RUNNING Comment=llmgw.io/model=m,llmgw.io/replica=0 NodeList=n1\n  Nodes=n1 CPU_IDs=0-1 Mem=1024 GRES=gpu:h100:1(IDX:3)\n";
+    let jobs = "JobId=7 UserId=alice(1000) JobState=RUNNING NodeList=n1\n  Nodes=n1 CPU_IDs=0-1 Mem=1024 GRES=gpu:h100:1(IDX:3)\n  Comment=llmgw.io/model=m,llmgw.io/replica=0\n";
     let (n, w) = one(
         "NodeName=n1 State=MIXED Gres=gpu:h100:4 CPUTot=8 CPUAlloc=3 AllocMem=1536 AllocTRES=gres/gpu=2\n",
         Some(jobs),
@@ -43,7 +48,7 @@ fn alloc_tres_without_gres_used_holds_gpus_of_its_type_cpus_and_memory() {
 
 #[test]
 fn a_pending_llmgw_job_holds_what_it_asks_on_its_node() {
-    let jobs = "JobId=9 JobState=PENDING Comment=llmgw.io/model=m,llmgw.io/replica=1,llmgw.io/profile=p ReqNodeList=n1 NumNodes=1 CPUs/Task=4 MinMemoryNode=16G TresPerNode=gres:gpu:h100:2\n";
+    let jobs = "JobId=9 UserId=alice(1000) JobState=PENDING ReqNodeList=n1 NumNodes=1 CPUs/Task=4 MinMemoryNode=16G Command=/x Comment=llmgw.io/model=m,llmgw.io/replica=1,llmgw.io/profile=p TresPerNode=gres:gpu:h100:2\n";
     let (n, _) = one(
         "NodeName=n1 State=MIXED Gres=gpu:a100:2,gpu:h100:4 GresUsed=gpu:a100:0(IDX:N/A),gpu:h100:1(IDX:2) CPUTot=64 CPUAlloc=1\n",
         Some(jobs),
@@ -92,11 +97,11 @@ fn the_most_restrictive_state_wins() {
 #[test]
 fn two_jobs_claiming_one_replica_are_not_merged() {
     let nodes = "NodeName=n1 State=MIXED Gres=gpu:h100:4 CPUTot=8 CPUAlloc=2\nNodeName=n2 State=MIXED Gres=gpu:h100:4 CPUTot=8 CPUAlloc=2\n";
-    let jobs = "JobId=7 JobState=RUNNING Comment=llmgw.io/model=m,llmgw.io/replica=0,llmgw.io/profile=p NodeList=n1\n  Nodes=n1 CPU_IDs=0-1 Mem=10 GRES=gpu:h100:1(IDX:0)\n\n\
-                JobId=9 JobState=RUNNING Comment=llmgw.io/model=m,llmgw.io/replica=0,llmgw.io/profile=p NodeList=n2\n  Nodes=n2 CPU_IDs=0-1 Mem=10 GRES=gpu:h100:1(IDX:1)\n";
+    let jobs = "JobId=7 UserId=alice(1000) JobState=RUNNING Comment=llmgw.io/model=m,llmgw.io/replica=0,llmgw.io/profile=p NodeList=n1\n  Nodes=n1 CPU_IDs=0-1 Mem=10 GRES=gpu:h100:1(IDX:0)\n\n\
+                JobId=9 UserId=alice(1000) JobState=RUNNING Comment=llmgw.io/model=m,llmgw.io/replica=0,llmgw.io/profile=p NodeList=n2\n  Nodes=n2 CPU_IDs=0-1 Mem=10 GRES=gpu:h100:1(IDX:1)\n";
     let src = crate::diag::source("n.txt", nodes.to_string());
     let jobs = crate::diag::source("j.txt", jobs.to_string());
-    let (inv, w) = import(&src, None, Some(&jobs), &Settings::default()).unwrap();
+    let (inv, w) = import(&src, None, Some(&jobs), &alice()).unwrap();
     let held = |id: &str, model: &str| -> Vec<u32> {
         let n = inv.nodes.iter().find(|n| n.id == id).unwrap();
         n.allocations.iter().filter(|a| a.model == model).flat_map(|a| a.gpus.clone()).collect()
@@ -110,9 +115,10 @@ fn two_jobs_claiming_one_replica_are_not_merged() {
 #[test]
 fn a_running_llmgw_job_without_nodes_is_warned_about() {
     let nodes = "NodeName=n1 State=IDLE Gres=gpu:h100:4 CPUTot=8 CPUAlloc=0\n";
-    let jobs = "JobId=7 JobState=RUNNING Comment=llmgw.io/model=m,llmgw.io/replica=0,llmgw.io/profile=p\n";
+    let jobs =
+        "JobId=7 UserId=alice(1000) JobState=RUNNING Comment=llmgw.io/model=m,llmgw.io/replica=0,llmgw.io/profile=p\n";
     let src = crate::diag::source("n.txt", nodes.to_string());
     let jobs = crate::diag::source("j.txt", jobs.to_string());
-    let (_, w) = import(&src, None, Some(&jobs), &Settings::default()).unwrap();
+    let (_, w) = import(&src, None, Some(&jobs), &alice()).unwrap();
     assert!(w.iter().any(|d| d.message.contains("7 (m r0)") && d.message.contains("names no node")), "{w:?}");
 }

@@ -32,12 +32,37 @@ fn key_len(word: &str) -> Option<usize> {
         .filter(|&k| k > 0 && word[..k].bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b':' | b'/')))
 }
 
+/// Where a record's free text is: fields whose value is whatever the user
+/// set (a job's name, command, comment, output paths) and so may hold
+/// words that read like `Key=value`. Slurm prints them in a fixed order,
+/// each on a line of its own without `-o` and one after another with it:
+/// a free field's value runs to the end of its line, or to the first word
+/// that starts a field Slurm prints after it. From `tail` on, only the
+/// keys Slurm prints from there on start a field (a comment saying
+/// `Nodes=gpu01 GRES=gpu:h100:8(IDX:0-7)` is words of the comment, never a
+/// node of the job's).
+pub struct Layout {
+    /// Each free field and the keys that may follow it.
+    pub free: &'static [(&'static str, &'static [&'static str])],
+    /// The key that opens the tail, and the keys printed from there on.
+    pub tail: Option<(&'static str, &'static [&'static str])>,
+}
+
+/// No free text: every `Key=` word starts a field.
+pub const PLAIN: Layout = Layout { free: &[], tail: None };
+
 /// The records of a text, each starting at a line whose first word is
 /// `lead=`. A line before the first record is an error.
 pub fn records(src: &Source, lead: &str, help: &str) -> Result<Vec<TextRecord>, Vec<Diag>> {
+    records_in(src, lead, help, &PLAIN)
+}
+
+/// `records`, reading free text where `layout` says it is.
+pub fn records_in(src: &Source, lead: &str, help: &str, layout: &Layout) -> Result<Vec<TextRecord>, Vec<Diag>> {
     let text = src.text();
     let mut out: Vec<TextRecord> = Vec::new();
     let mut errors = crate::import::Problems::default();
+    let mut in_tail = false;
     for (line_no, line) in crate::import::lines(text).into_iter().enumerate() {
         let body = &text[line.start..line.end];
         let trimmed = body.trim_start();
@@ -47,6 +72,7 @@ pub fn records(src: &Source, lead: &str, help: &str) -> Result<Vec<TextRecord>, 
         let starts = trimmed.strip_prefix(lead).is_some_and(|r| r.starts_with('='));
         if starts {
             out.push(TextRecord { span: line, fields: Vec::new() });
+            in_tail = false;
         }
         let Some(rec) = out.last_mut() else {
             errors.push(
@@ -64,6 +90,8 @@ pub fn records(src: &Source, lead: &str, help: &str) -> Result<Vec<TextRecord>, 
         // field before it on the same line (`OS=Linux 6.8.0 #1 SMP`).
         let mut pos = line.start;
         let mut field_on_line = false;
+        // The keys that end the free field being read, if one is.
+        let mut free: Option<&[&str]> = None;
         for word in body.split([' ', '\t']) {
             let start = pos;
             pos += word.len() + 1;
@@ -71,9 +99,17 @@ pub fn records(src: &Source, lead: &str, help: &str) -> Result<Vec<TextRecord>, 
                 continue;
             }
             let end = start + word.len();
-            match key_len(word) {
+            let key = key_len(word).filter(|&k| {
+                let key = &word[..k];
+                free.is_none_or(|ends| ends.contains(&key))
+                    && (!in_tail || layout.tail.is_some_and(|(_, keys)| keys.contains(&key)))
+            });
+            match key {
                 Some(k) => {
-                    rec.fields.push((word[..k].to_string(), Span::new(start, end), Span::new(start + k + 1, end)));
+                    let key = &word[..k];
+                    free = layout.free.iter().find(|(f, _)| *f == key).map(|(_, ends)| *ends);
+                    in_tail |= layout.tail.is_some_and(|(t, _)| t == key);
+                    rec.fields.push((key.to_string(), Span::new(start, end), Span::new(start + k + 1, end)));
                     field_on_line = true;
                 }
                 None if field_on_line => {
@@ -88,6 +124,89 @@ pub fn records(src: &Source, lead: &str, help: &str) -> Result<Vec<TextRecord>, 
     }
     errors.into_result()?;
     Ok(out)
+}
+
+/// The keys `scontrol show job` prints from `Command=` on, in its order
+/// (Slurm 19.05 to 25.11, src/scontrol/info_job.c, formerly
+/// src/api/job_info.c): the per-node `Nodes=` lines and every field llmgw
+/// reads but `Comment` and `TresPerNode` come before them.
+const TAIL: &[&str] = &[
+    "Command",
+    "SubmitLine",
+    "WorkDir",
+    "AdminComment",
+    "SystemComment",
+    "Comment",
+    "Extra",
+    "StdErr",
+    "StdIn",
+    "StdOut",
+    "SegmentSize",
+    "SpreadSegments",
+    "ConsolidateSegments",
+    "Switches",
+    "BurstBuffer",
+    "BurstBufferState",
+    "CpuFreqMin",
+    "CpuFreqMax",
+    "CpuFreqGov",
+    "GresAllowTaskSharing",
+    "GresEnforceBind",
+    "GresOneTaskPerSharing",
+    "KillOnInvalidDependent",
+    "KillOInInvalidDependent",
+    "SpreadJob",
+    "OOMKillStep",
+    "Power",
+    "CpusPerTres",
+    "MemPerTres",
+    "TresBind",
+    "TresFreq",
+    "TresPerJob",
+    "TresPerNode",
+    "TresPerSocket",
+    "TresPerTask",
+    "NtasksPerTRES",
+    "MailUser",
+    "MailType",
+    "ResvPorts",
+    "SELinuxContext",
+    "ExpeditedRequeue",
+    "Container",
+    "ContainerID",
+    "Runtime",
+];
+
+/// The fields of a job a user sets freely, and the keys that may follow
+/// each: its name (then `UserId=`), and from the tail those whose value
+/// is text.
+static JOB_FREE: std::sync::LazyLock<Vec<(&'static str, &'static [&'static str])>> = std::sync::LazyLock::new(|| {
+    let mut free: Vec<(&str, &[&str])> = vec![("JobName", &["UserId"])];
+    for (i, key) in TAIL.iter().enumerate() {
+        if matches!(
+            *key,
+            "Command"
+                | "SubmitLine"
+                | "WorkDir"
+                | "AdminComment"
+                | "SystemComment"
+                | "Comment"
+                | "Extra"
+                | "StdErr"
+                | "StdIn"
+                | "StdOut"
+                | "MailUser"
+                | "Container"
+        ) {
+            free.push((key, &TAIL[i + 1..]));
+        }
+    }
+    free
+});
+
+/// Where a `scontrol show job` record's free text is.
+pub fn job_layout() -> Layout {
+    Layout { free: &JOB_FREE, tail: Some(("Command", TAIL)) }
 }
 
 #[cfg(test)]

@@ -100,7 +100,7 @@ fn slurm(nodes: (&str, String), topology: Option<String>, jobs: Option<(&str, St
         ("topology.conf", t.as_ref().map_or(0, |t| t.text().len())),
         (j.as_ref().map_or("", |j| j.name()), j.as_ref().map_or(0, |j| j.text().len())),
     ];
-    let settings = llmgw::slurm::Settings { fabric_feature: Some("ib-".into()) };
+    let settings = llmgw::slurm::Settings { fabric_feature: Some("ib-".into()), jobs_user: "root".into() };
     within_bounds(llmgw::slurm::import(&n, t.as_ref(), j.as_ref(), &settings), &lens);
 }
 

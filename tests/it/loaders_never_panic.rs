@@ -202,7 +202,7 @@ const SLURM: &[(&str, &str)] = &[
 fn import_slurm(name: &str, text: &str, topology: &str) {
     let src = source(name, text.to_string());
     let topo = source("topology.conf", topology.to_string());
-    let settings = llmgw::slurm::Settings { fabric_feature: Some("ib-".into()) };
+    let settings = llmgw::slurm::Settings { fabric_feature: Some("ib-".into()), jobs_user: "root".into() };
     if let Err(diags) = llmgw::slurm::import(&src, Some(&topo), None, &settings) {
         for d in &diags {
             for (span, _) in &d.labels {

@@ -30,6 +30,7 @@ mod serving_two;
 mod slurm;
 mod slurm_jobs;
 mod slurm_loop;
+mod slurm_trust;
 mod slurm_whole_nodes;
 mod synth;
 mod whole_nodes;

@@ -274,7 +274,8 @@ fn slurm(
 ) -> Result<(Inventory, Vec<Diag>), Vec<Diag>> {
     let topo = topology.map(|(n, t)| source(n, t));
     let jobs = jobs.map(|(n, t)| source(n, t));
-    llmgw::slurm::import(&source(file, text), topo.as_ref(), jobs.as_ref(), &llmgw::slurm::Settings::default())
+    let settings = llmgw::slurm::Settings { jobs_user: "root".into(), ..llmgw::slurm::Settings::default() };
+    llmgw::slurm::import(&source(file, text), topo.as_ref(), jobs.as_ref(), &settings)
 }
 
 fn model_gpus(n: &Node, model: &str) -> Vec<u32> {
@@ -389,17 +390,41 @@ fn job_nodes(f: &Value) -> BTreeSet<String> {
 
 /// The job file with one job's comment made llmgw's: JSON's `comment`,
 /// or a `Comment=` field after the text record's `JobId=`.
+/// The listing with job `id` made one of llmgw's: its comment set where
+/// Slurm prints it (after `WorkDir=`, before the output paths and
+/// `Power=`), submitted by root (whose jobs `slurm()` trusts).
 fn as_llmgw(text: &str, json_file: bool, id: &str, comment: &str) -> String {
     if json_file {
         let mut v: Value = serde_json::from_str(text).unwrap();
         for j in v["jobs"].as_array_mut().unwrap() {
             if j["job_id"].as_u64().map(|n| n.to_string()).as_deref() == Some(id) {
                 j["comment"] = comment.into();
+                j["user_name"] = "root".into();
+                j["user_id"] = 0.into();
             }
         }
         v.to_string()
     } else {
-        text.replacen(&format!("JobId={id} "), &format!("JobId={id} Comment={comment} "), 1)
+        let key = format!("JobId={id}");
+        let start = text
+            .match_indices(&key)
+            .map(|(at, _)| at)
+            .find(|&at| text[at + key.len()..].starts_with(char::is_whitespace))
+            .unwrap();
+        let end = text[start..].find("\nJobId=").map_or(text.len(), |e| start + e + 1);
+        let mut record = text[start..end].to_string();
+        let user = record.find("UserId=").unwrap();
+        let user_end = user + record[user..].find(')').unwrap() + 1;
+        record.replace_range(user..user_end, "UserId=root(0)");
+        let at = ["Extra=", "StdErr=", "StdIn=", "StdOut=", "Power="]
+            .iter()
+            .filter_map(|k| record.find(k))
+            .min()
+            .unwrap_or(record.trim_end().len());
+        let indent: String = record[..at].chars().rev().take_while(|c| *c == ' ').collect();
+        let sep = if record[..at].trim_end_matches(' ').ends_with('\n') { format!("\n{indent}") } else { " ".into() };
+        record.insert_str(at, &format!("Comment={comment}{sep}"));
+        format!("{}{record}{}", &text[..start], &text[end..])
     }
 }
 

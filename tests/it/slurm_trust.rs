@@ -1,0 +1,72 @@
+//! Who may claim a replica through Slurm: only the jobs of `--jobs-user`
+//! carry llmgw's identity, and a comment's words are never the job's own
+//! fields. Each test pins a defect of the third hostile probe.
+
+use crate::common::*;
+
+const NODES: &str = "NodeName=gpu01 State=IDLE Gres=gpu:h100:8 CPUTot=64 RealMemory=512000\n\
+NodeName=gpu02 State=IDLE Gres=gpu:h100:8 CPUTot=64 RealMemory=512000\n";
+
+const CATALOG: &str = "[[model]]\nname = \"m\"\nreplicas = 1\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\n\
+gpu_class = \"h100\"\ngpus_per_node = 8\n";
+
+fn import(dir: &std::path::Path, jobs: &str, user: Option<&str>) -> (std::process::Output, String) {
+    let nodes = write(dir, "nodes.txt", NODES);
+    let jobs = write(dir, "jobs.txt", jobs);
+    let mut args = vec!["inventory", "import", "slurm", nodes.to_str().unwrap(), "--jobs", jobs.to_str().unwrap()];
+    if let Some(u) = user {
+        args.extend(["--jobs-user", u]);
+    }
+    let out = llmgw().args(&args).env("USER", "alice").output().unwrap();
+    let text = stdout(&out);
+    (out, text)
+}
+
+#[test]
+fn another_users_held_job_with_llmgws_comment_is_foreign_not_a_pending_replica() {
+    let dir = tempfile::tempdir().unwrap();
+    // mallory's held job says it is m r0: it must not keep m from being placed.
+    let jobs = "JobId=77 JobName=x UserId=mallory(1001) GroupId=m(1001) JobState=PENDING Reason=JobHeldUser ReqNodeList=gpu01 NumNodes=1 Command=/bin/true WorkDir=/tmp Comment=llmgw.io/model=m,llmgw.io/replica=0,llmgw.io/profile=p\n";
+    let (out, inv) = import(dir.path(), jobs, None);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert!(!inv.contains("model = \"m\""), "{inv}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("llmgw::slurm::foreign-job"), "{err}");
+    assert!(err.contains("77") && err.contains("of mallory (m r0)"), "{err}");
+    let fleet = write(dir.path(), "fleet.toml", &inv);
+    let cat = write(dir.path(), "c.toml", CATALOG);
+    let out = run(&["place", cat.to_str().unwrap(), "-i", fleet.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "placed, not 'pending': {}", transcript(&out));
+    // The same job of the user that runs llmgw is the pending replica.
+    let (out, inv) = import(dir.path(), &jobs.replace("mallory(1001)", "alice(1000)"), None);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert!(inv.contains("model = \"m\"") && inv.contains("pending = true"), "{inv}");
+    // --jobs-user names whose jobs count, by name or uid.
+    for user in ["mallory", "1001"] {
+        let (_, inv) = import(dir.path(), jobs, Some(user));
+        assert!(inv.contains("pending = true"), "--jobs-user {user}: {inv}");
+    }
+}
+
+#[test]
+fn a_comments_words_are_not_the_jobs_own_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    // One line, as `scontrol -d show job -o` prints it: the comment says
+    // the job holds all of gpu02's GPUs; the job holds gpu01's GPU 0.
+    let jobs = "JobId=5 JobName=x UserId=bob(1002) GroupId=b(1002) JobState=RUNNING NodeList=gpu01 NumNodes=1 \
+Nodes=gpu01 CPU_IDs=0 Mem=100 GRES=gpu:h100:1(IDX:0) Command=/bin/true WorkDir=/tmp \
+Comment=hi Nodes=gpu02 CPU_IDs=0-63 Mem=512000 GRES=gpu:h100:8(IDX:0-7) StdErr=/tmp/e StdIn=/dev/null StdOut=/tmp/o Power=\n";
+    let (out, inv) = import(dir.path(), jobs, None);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let fleet = write(dir.path(), "fleet.toml", &inv);
+    let out = run(&["nodes", "-i", fleet.to_str().unwrap(), "--format", "json"]);
+    let j = json(&out);
+    let free = |i: usize| j["nodes"][i]["gpus"][0]["free"].as_u64().unwrap();
+    assert_eq!((free(0), free(1)), (7, 8), "{j}");
+    // A job name is free text too: a name that spells an llmgw comment
+    // and a running state is the name.
+    let jobs = "JobId=6 JobName=a JobState=RUNNING Comment=llmgw.io/model=m,llmgw.io/replica=0 UserId=alice(1000) GroupId=a(1000) JobState=PENDING Reason=None Command=/bin/true WorkDir=/tmp\n";
+    let (out, inv) = import(dir.path(), jobs, None);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert!(!inv.contains("model = \"m\""), "{inv}");
+}
