@@ -191,6 +191,7 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
         'llmgw;inventory;import;kubernetes' {
             [CompletionResult]::new('--pods', '--pods', [CompletionResultType]::ParameterName, 'The output of `kubectl get pods -A -o json`: pods holding GPUs or CPUs become allocations')
             [CompletionResult]::new('--fabric-label', '--fabric-label', [CompletionResultType]::ParameterName, 'A node label whose value names the node''s fabric, for nodes without llmgw''s own labels')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Only pods in this namespace are llmgw''s replicas (repeatable); others with llmgw''s labels stay foreign [default: every namespace, with a warning]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else toml)')

@@ -946,7 +946,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__inventory__subcmd__import__subcmd__kubernetes)
-            opts="-o -h -V --pods --fabric-label --output --format --color --max-input-bytes --help --version"
+            opts="-o -h -V --pods --fabric-label --namespace --output --format --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -957,6 +957,10 @@ _llmgw() {
                     return 0
                     ;;
                 --fabric-label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -177,6 +177,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;inventory;import;kubernetes'= {
             cand --pods 'The output of `kubectl get pods -A -o json`: pods holding GPUs or CPUs become allocations'
             cand --fabric-label 'A node label whose value names the node''s fabric, for nodes without llmgw''s own labels'
+            cand --namespace 'Only pods in this namespace are llmgw''s replicas (repeatable); others with llmgw''s labels stay foreign [default: every namespace, with a warning]'
             cand -o 'Write here (atomically) instead of stdout; the format follows the extension'
             cand --output 'Write here (atomically) instead of stdout; the format follows the extension'
             cand --format 'Output format (default: from the extension of -o, else toml)'

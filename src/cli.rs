@@ -271,6 +271,9 @@ pub struct KubernetesImportArgs {
     /// A node label whose value names the node's fabric, for nodes without llmgw's own labels
     #[arg(long, value_name = "KEY")]
     pub fabric_label: Option<String>,
+    /// Only pods in this namespace are llmgw's replicas (repeatable); others with llmgw's labels stay foreign [default: every namespace, with a warning]
+    #[arg(long, value_name = "NS")]
+    pub namespace: Vec<String>,
     /// Write here (atomically) instead of stdout; the format follows the extension
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -91,6 +91,9 @@ codes! {
     TimeSliced => "llmgw::kubernetes::time-sliced", "GPUs offered several times over by time-slicing";
     PodOnUnknownNode => "llmgw::kubernetes::pod-on-unknown-node", "a pod holding GPUs on a node the node list lacks";
     GpusAssumed => "llmgw::kubernetes::gpus-assumed", "pods holding GPUs without saying which";
+    ForeignPod => "llmgw::kubernetes::foreign-pod", "a pod outside the namespaces --namespace names that carries llmgw's labels";
+    ClaimedTwice => "llmgw::kubernetes::claimed-twice", "one replica claimed by two pods";
+    LlmgwNamespaces => "llmgw::kubernetes::namespaces", "llmgw's pods taken from every namespace, as no --namespace was given";
     SlurmGres => "llmgw::slurm::gres", "a Gres or GresUsed string llmgw cannot read";
     Hostlist => "llmgw::slurm::hostlist", "a malformed hostlist expression or topology file";
     EmptyInput => "llmgw::import::empty-input", "an import given no input at all: an empty file or standard input";

@@ -50,7 +50,11 @@ pub fn synth(a: &cli::SynthArgs) -> Outcome {
 pub fn import_kubernetes(a: &cli::KubernetesImportArgs) -> Outcome {
     let nodes = load::read(&a.nodes)?;
     let pods = a.pods.as_deref().map(load::read).transpose()?;
-    let settings = crate::kubernetes::Settings { fabric_label: a.fabric_label.clone() };
+    for ns in &a.namespace {
+        super::namespace(ns)?;
+    }
+    let namespaces = (!a.namespace.is_empty()).then(|| a.namespace.clone());
+    let settings = crate::kubernetes::Settings { fabric_label: a.fabric_label.clone(), namespaces };
     let (inv, warnings) = crate::kubernetes::import(&nodes, pods.as_ref(), &settings)?;
     crate::report::diagnostics::eprint(&warnings);
     write_import(&inv, a.output.as_deref(), a.format)

@@ -73,3 +73,23 @@ fn fleet_inventory(flag: &cli::InventoryFlag) -> Result<Inventory, crate::Failur
     }
     Ok(load::inventories(&flag.inventory)?)
 }
+
+/// A `--namespace` as Kubernetes requires it: a DNS-1123 label (it lands
+/// in every object and every `--endpoints` URL).
+pub(crate) fn namespace(ns: &str) -> Result<(), crate::diag::Diag> {
+    let alnum = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let b = ns.as_bytes();
+    let label = !b.is_empty()
+        && b.len() <= 63
+        && alnum(b[0])
+        && alnum(b[b.len() - 1])
+        && b.iter().all(|&c| alnum(c) || c == b'-');
+    if label {
+        return Ok(());
+    }
+    Err(crate::diag::Diag::error(
+        crate::diag::Code::BadArgument,
+        format!("--namespace {}: not a Kubernetes namespace name", crate::term::escape(ns)),
+    )
+    .help("a namespace is a DNS-1123 label: at most 63 lower-case letters, digits and `-`, starting and ending with a letter or digit"))
+}

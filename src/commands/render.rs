@@ -44,15 +44,8 @@ fn stop_plans(stop: &[std::path::PathBuf]) -> Result<(Plan, Plan), crate::Failur
 /// `render kubernetes`: one YAML stream, or one file per object under `-o DIR`.
 pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
     use crate::kubernetes::render as k8s;
-    if let Some(ns) = &a.namespace
-        && !dns_label(ns)
-    {
-        return Err(Diag::error(
-            Code::BadArgument,
-            format!("--namespace {}: not a Kubernetes namespace name", crate::term::escape(ns)),
-        )
-        .help("a namespace is a DNS-1123 label: at most 63 lower-case letters, digits and `-`, starting and ending with a letter or digit")
-        .into());
+    if let Some(ns) = &a.namespace {
+        super::namespace(ns)?;
     }
     let settings = k8s::Settings {
         namespace: a.namespace.clone(),
@@ -89,13 +82,6 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
         }
     }
     finish("kubernetes", &target, || r.stream(), || r.files(), &keep, &r.endpoints, &a.common)
-}
-
-/// A DNS-1123 label, as Kubernetes requires of a namespace.
-fn dns_label(s: &str) -> bool {
-    let alnum = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let b = s.as_bytes();
-    !b.is_empty() && b.len() <= 63 && alnum(b[0]) && alnum(b[b.len() - 1]) && b.iter().all(|&c| alnum(c) || c == b'-')
 }
 
 /// Who submitted the jobs `scancel --name` is to cancel, as a shell word:

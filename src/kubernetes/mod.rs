@@ -11,6 +11,7 @@ pub mod render;
 mod requests;
 mod scheduling;
 mod service;
+mod trust;
 
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
@@ -31,6 +32,8 @@ pub struct Settings {
     /// A node label whose value names the node's fabric (e.g.
     /// `network.topology.nvidia.com/spine`), for nodes without llmgw's own.
     pub fabric_label: Option<String>,
+    /// The namespaces whose pods may be llmgw's replicas; `None`: every one.
+    pub namespaces: Option<Vec<String>>,
 }
 
 /// A step on the way to a value in the file, for pointing at it.
@@ -546,7 +549,7 @@ pub fn import(nodes: &Source, pods: Option<&Source>, settings: &Settings) -> Res
     }
     if let Some(pods) = pods {
         let pf = File::read(pods, "kubectl get pods -A -o json").map_err(|d| vec![d])?;
-        pods::allocations(&pf, &mut out, &mut warnings)?;
+        pods::allocations(&pf, &mut out, settings.namespaces.as_deref(), &mut warnings)?;
     }
     Ok((Inventory { nodes: out }, warnings))
 }

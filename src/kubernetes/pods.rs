@@ -100,7 +100,12 @@ fn pinned(pod: &Pod, annotations: &BTreeMap<String, String>) -> Vec<String> {
 /// GPUs, MIG devices, CPUs and memory the pods hold, as allocations on
 /// their nodes; pending llmgw pods hold what they ask for on the node they
 /// are pinned to.
-pub fn allocations(file: &File<'_>, nodes: &mut [Node], warnings: &mut Vec<Diag>) -> Result<(), Vec<Diag>> {
+pub fn allocations(
+    file: &File<'_>,
+    nodes: &mut [Node],
+    namespaces: Option<&[String]>,
+    warnings: &mut Vec<Diag>,
+) -> Result<(), Vec<Diag>> {
     let mut problems = Problems::default();
     let mut held: Vec<Held> = Vec::new();
     let mut waiting: Vec<Waiting> = Vec::new();
@@ -131,6 +136,17 @@ pub fn allocations(file: &File<'_>, nodes: &mut [Node], warnings: &mut Vec<Diag>
             waiting.push(Waiting { held: h, nodes });
         }
     })?;
+    let claimants = held.iter_mut().chain(waiting.iter_mut().map(|w| &mut w.held)).map(|h| super::trust::Claimant {
+        ns: &h.ns,
+        name: &h.name,
+        labels: &mut h.labels,
+        annotations: &mut h.annotations,
+    });
+    super::trust::sift(claimants.collect(), namespaces, warnings);
+    // A disowned pod is any other pod: bound, it holds what it asks for;
+    // unbound, nothing yet.
+    held.retain(|h| h.d.any() || h.llmgw());
+    waiting.retain(|w| w.held.llmgw());
     // Pods that say which GPUs they hold go first; the others get the
     // lowest free ones; each in (namespace, name) order.
     held.sort_by(|a, b| (!a.says(), a.key()).cmp(&(!b.says(), b.key())));

@@ -86,7 +86,10 @@ fn within_bounds(result: Result<(Inventory, Vec<Diag>), Vec<Diag>>, lens: &[(&st
 fn kube(nodes: (&str, String), pods: Option<String>) {
     let n = source(nodes.0, nodes.1);
     let p = pods.map(|t| source("pods.json", t));
-    let settings = llmgw::kubernetes::Settings { fabric_label: Some("network.topology.nvidia.com/spine".into()) };
+    let settings = llmgw::kubernetes::Settings {
+        fabric_label: Some("network.topology.nvidia.com/spine".into()),
+        namespaces: None,
+    };
     let lens = [(nodes.0, n.text().len()), ("pods.json", p.as_ref().map_or(0, |p| p.text().len()))];
     within_bounds(llmgw::kubernetes::import(&n, p.as_ref(), &settings), &lens);
 }

@@ -16,6 +16,7 @@ mod hostile_imports;
 mod imports_never_panic;
 mod injection;
 mod kubernetes;
+mod kubernetes_trust;
 mod loaders_never_panic;
 mod openapi;
 mod policy;
