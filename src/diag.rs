@@ -107,6 +107,8 @@ codes! {
     MigResources => "llmgw::kubernetes::mig-resources", "MIG labels that disagree with the MIG resources a node advertises";
     SlurmNoState => "llmgw::slurm::no-state", "a Slurm node with no state, which llmgw will not take as ready";
     StaleCatalog => "llmgw::render::stale-catalog", "a catalog that no longer wants a replica the plan has";
+    NotOurs => "llmgw::render::not-ours", "a file render would replace that llmgw did not write";
+    FolderBusy => "llmgw::render::folder-busy", "another render writing into the same folder";
     GgufFileName => "llmgw::catalog::gguf-file-name", "a llama.cpp source that is a file name, with no copy to run";
     SlurmGpusAssumed => "llmgw::slurm::gpus-assumed", "GPUs a node says are in use without saying which";
     SlurmGpusUnknown => "llmgw::slurm::gpus-unknown", "a node with jobs whose output does not say how many GPUs are in use";

@@ -68,6 +68,10 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
     let inp = inputs(&a.common)?;
     let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory, a.common.allow_stale)?;
     crate::report::diagnostics::eprint(&resolved.warnings);
+    let _lock = match &target {
+        Target::Dir(dir) => Some(out::lock(dir)?),
+        Target::Stdout => None,
+    };
     let r = k8s::render(&resolved, &settings);
     crate::report::diagnostics::eprint(&r.warnings);
     let mut keep =
@@ -114,6 +118,11 @@ pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
     let inp = inputs(&a.common)?;
     let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory, a.common.allow_stale)?;
     crate::report::diagnostics::eprint(&resolved.warnings);
+    // Held from reading the ports of the folder's scripts to the last write.
+    let _lock = match &target {
+        Target::Dir(dir) => Some(out::lock(dir)?),
+        Target::Stdout => None,
+    };
     let previous = match &target {
         Target::Dir(dir) => crate::slurm::ports::previous(dir),
         Target::Stdout => std::collections::HashMap::new(),

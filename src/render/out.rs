@@ -90,6 +90,86 @@ pub fn ours(path: &Path, kind: &str) -> bool {
     text.lines().take(2).any(|l| l.starts_with(&header))
 }
 
+/// Whether a regular file begins with llmgw's header (of either kind).
+fn has_header(path: &Path) -> bool {
+    ours(path, "slurm") || ours(path, "kubernetes")
+}
+
+/// An exclusive hold on an output folder for one render: two renders into
+/// one folder at once would each remove the other's files and leave both
+/// plans' files. The lock is `flock` on the folder itself (no file of its
+/// own in it); a second render waits, then gives up.
+pub struct Lock {
+    _dir: std::fs::File,
+    path: PathBuf,
+    created: bool,
+}
+
+/// How long a render waits for another render of the same folder:
+/// `LLMGW_RENDER_WAIT` seconds, else 10.
+fn lock_wait() -> std::time::Duration {
+    let secs = std::env::var("LLMGW_RENDER_WAIT").ok().and_then(|s| s.parse::<f64>().ok()).filter(|s| s.is_finite());
+    std::time::Duration::from_secs_f64(secs.unwrap_or(10.0).clamp(0.0, 3600.0))
+}
+
+/// Takes the folder (creating it when missing) for this render.
+pub fn lock(dir: &Path) -> Result<Lock, Diag> {
+    let created = !dir.exists();
+    std::fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
+    let file = std::fs::File::open(dir).map_err(|e| io("open", dir, &e))?;
+    let mut lock = Lock { _dir: file, path: dir.to_path_buf(), created };
+    let deadline = std::time::Instant::now() + lock_wait();
+    loop {
+        match rustix::fs::flock(&lock._dir, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(lock),
+            Err(rustix::io::Errno::WOULDBLOCK) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                lock.created = false;
+                let shown = crate::term::escape(&dir.display().to_string()).into_owned();
+                return Err(Diag::error(Code::FolderBusy, format!("another render is writing into {shown}")).help(
+                    "wait for it to finish and render again (LLMGW_RENDER_WAIT sets how many seconds render waits)",
+                ));
+            }
+            // A file system without flock: render on, unlocked.
+            Err(_) => return Ok(lock),
+        }
+    }
+}
+
+impl Drop for Lock {
+    /// A folder this render created and then wrote nothing into goes
+    /// again (`remove_dir` leaves a folder with files alone): a refused
+    /// render leaves no trace.
+    fn drop(&mut self) {
+        if self.created {
+            let _ = std::fs::remove_dir(&self.path);
+        }
+    }
+}
+
+/// The hidden folder a render stages its files in, inside DIR.
+const STAGE: &str = ".llmgw-render-";
+
+/// Removes what a render killed mid-way (SIGKILL, power loss) left of its
+/// staging folder: a folder of that name holding nothing but its `new`
+/// and `old` folders. Only called with the folder locked, so no render is
+/// using it; anything else of that name is left alone.
+fn leftover(path: &Path) {
+    let Ok(m) = std::fs::symlink_metadata(path) else { return };
+    if !m.is_dir() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else { return };
+    let names: Vec<std::ffi::OsString> = entries.filter_map(Result::ok).map(|e| e.file_name()).collect();
+    let ours = names.iter().all(|n| n == "new" || n == "old")
+        && names.iter().all(|n| std::fs::symlink_metadata(path.join(n)).is_ok_and(|m| m.is_dir()));
+    if ours {
+        let _ = std::fs::remove_dir_all(path);
+    }
+}
+
 fn io(what: &str, p: &Path, e: &std::io::Error) -> Diag {
     Diag::error(Code::Io, format!("cannot {what} {}: {e}", crate::term::escape(&p.display().to_string())))
         .help("the folder was left as it was")
@@ -126,6 +206,10 @@ pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Res
     for entry in std::fs::read_dir(dir).map_err(|e| io("read", dir, &e))? {
         let entry = entry.map_err(|e| io("read", dir, &e))?;
         let Some(name) = entry.file_name().to_str().map(str::to_string) else { continue };
+        if name.starts_with(STAGE) {
+            leftover(&entry.path());
+            continue;
+        }
         if name.starts_with('.') || wanted.contains(name.as_str()) {
             continue;
         }
@@ -135,10 +219,27 @@ pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Res
     }
     stale.sort();
     let status = statuses(dir, files);
+    // A file render did not write, at a name it wants: someone's own file,
+    // never replaced or deleted behind their back.
+    let foreign: Vec<String> = files
+        .iter()
+        .zip(&status)
+        .filter(|(_, s)| **s == Status::Changed)
+        .map(|(f, _)| dir.join(&f.name))
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()) && !has_header(p))
+        .map(|p| crate::term::escape(&p.display().to_string()).into_owned())
+        .collect();
+    if !foreign.is_empty() {
+        return Err(Diag::error(
+            Code::NotOurs,
+            format!("{} was not written by llmgw render; render replaces only its own files", foreign.join(", ")),
+        )
+        .help("move the file away or render into another folder (-o); nothing was written"));
+    }
     let written: Vec<(&File, Status)> =
         files.iter().zip(&status).filter(|(_, s)| **s != Status::Unchanged).map(|(f, s)| (f, *s)).collect();
     // Removed when this returns, and when a signal ends the process first.
-    let stage = crate::output::TempDir::new_in(dir, ".llmgw-render-").map_err(|e| io("write in", dir, &e))?;
+    let stage = crate::output::TempDir::new_in(dir, STAGE).map_err(|e| io("write in", dir, &e))?;
     let staged = stage.path().join("new");
     let old = stage.path().join("old");
     for d in [&staged, &old] {

@@ -23,6 +23,7 @@ mod policy;
 mod real_outputs;
 mod real_whole_nodes;
 mod render;
+mod render_folder;
 mod render_loop;
 mod render_turns;
 mod scenarios;
