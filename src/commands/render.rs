@@ -6,7 +6,7 @@ use std::io::Write;
 
 use crate::cli;
 use crate::diag::{Code, Diag};
-use crate::output::{self, Sink};
+use crate::output::Sink;
 use crate::plan::Plan;
 use crate::render::out::{self, File, Target};
 use crate::render::{self, Endpoint, Resolved};
@@ -174,22 +174,36 @@ fn finish(
         Target::Stdout => (Some(stream()?), None),
         Target::Dir(_) => (None, Some(files()?)),
     };
-    let endpoints = || -> Result<(), crate::Failure> {
-        match a.endpoints.as_deref() {
-            Some(path) => output::write_file(path, render::endpoints_json(endpoints).as_bytes()),
-            None => Ok(()),
+    // The endpoints are written (to a temporary file beside FILE) before
+    // the folder, and put in place after it: a render that fails leaves
+    // both as they were, and one that cannot write them writes no folder.
+    let endpoints = match a.endpoints.as_deref() {
+        Some(path) => {
+            let mut sink = Sink::open(Some(path))?;
+            sink.write_all(render::endpoints_json(endpoints).as_bytes())
+                .map_err(|e| out::io_error("write", path, &e))?;
+            Some((path, sink))
         }
+        None => None,
     };
-    // The endpoints follow the render: a render that failed leaves both as
-    // they were.
     match (target, text, files) {
         (Target::Dir(dir), _, Some(files)) => {
             let report = out::write_dir(dir, kind, &files, keep)?;
-            endpoints()?;
+            if let Some((path, sink)) = endpoints {
+                // Only the rename is left; should even that fail, say so
+                // truthfully: the folder is the new render already.
+                sink.finish().map_err(|_| {
+                    let shown = crate::term::escape(&path.display().to_string()).into_owned();
+                    Diag::error(Code::Io, format!("the folder holds the new render, but {shown} could not be put in place"))
+                        .help("write the endpoints again: render the same plan into the same folder (it changes no file) with --endpoints")
+                })?;
+            }
             print(&report_text(dir, &files, &report, a.format == Some(cli::OutputFormat::Json)))
         }
         (_, Some(text), _) => {
-            endpoints()?;
+            if let Some((_, sink)) = endpoints {
+                sink.finish()?;
+            }
             print(&text)
         }
         _ => Ok(Exit::Success),

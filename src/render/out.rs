@@ -170,6 +170,11 @@ fn leftover(path: &Path) {
     }
 }
 
+/// A file or folder that could not be read or written, as a diagnostic.
+pub fn io_error(what: &str, p: &Path, e: &std::io::Error) -> Diag {
+    io(what, p, e)
+}
+
 fn io(what: &str, p: &Path, e: &std::io::Error) -> Diag {
     Diag::error(Code::Io, format!("cannot {what} {}: {e}", crate::term::escape(&p.display().to_string())))
         .help("the folder was left as it was")

@@ -132,3 +132,29 @@ fn what_a_killed_render_left_is_cleaned_by_the_next() {
     assert!(other.join("notes").exists(), "a folder render did not make stays");
     assert!(files(&out_dir).iter().all(|f| !f.starts_with(".llmgw-render-") || f == ".llmgw-render-mine"));
 }
+
+#[test]
+fn endpoints_that_cannot_be_written_leave_the_folder_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan2, catalog2, fleet) = setup(dir.path(), "two", 2);
+    let (plan3, catalog3, _) = setup(dir.path(), "three", 3);
+    let out_dir = dir.path().join("jobs");
+    let o = out_dir.to_str().unwrap();
+    assert_eq!(code(&render_plan("slurm", &plan2, &catalog2, &fleet, &["-o", o])), 0);
+    let before = files(&out_dir);
+    let nowhere = dir.path().join("no-such-folder/endpoints.json");
+    let out = render_plan("slurm", &plan3, &catalog3, &fleet, &["-o", o, "--endpoints", nowhere.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was written"), "{}", transcript(&out));
+    assert_eq!(files(&out_dir), before, "the folder is the previous render, as the message says");
+    let fresh = dir.path().join("fresh");
+    let out = render_plan(
+        "kubernetes",
+        &plan3,
+        &catalog3,
+        &fleet,
+        &["-o", fresh.to_str().unwrap(), "--endpoints", nowhere.to_str().unwrap()],
+    );
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(!fresh.exists(), "no folder made");
+}
