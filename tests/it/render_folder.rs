@@ -158,3 +158,59 @@ fn endpoints_that_cannot_be_written_leave_the_folder_as_it_was() {
     assert_eq!(code(&out), 2, "{}", transcript(&out));
     assert!(!fresh.exists(), "no folder made");
 }
+
+#[test]
+fn a_render_killed_at_any_moment_leaves_the_old_set_or_the_new_one() {
+    use std::time::Instant;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fleet = d.join("fleet.toml");
+    assert_eq!(code(&run(&["inventory", "synth", "cpu:800", "-o", fleet.to_str().unwrap()])), 0);
+    let plan_of = |n: u32| {
+        let catalog = write(
+            d,
+            &format!("c{n}.toml"),
+            &format!(
+                "[[model]]\nname = \"m\"\nsource = \"Qwen/Qwen2.5-7B-Instruct-GGUF:Q4_K_M\"\nreplicas = {n}\n\
+                 [[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n"
+            ),
+        );
+        let sub = d.join(format!("p{n}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        (placed_plan(&sub, &catalog, &fleet), catalog)
+    };
+    let (old_plan, old_cat) = plan_of(500);
+    let (new_plan, new_cat) = plan_of(800);
+    let out_dir = d.join("jobs");
+    let o = out_dir.to_str().unwrap();
+    let render = |plan: &Path, cat: &Path| {
+        let mut c = llmgw();
+        c.args(["render", "slurm", plan.to_str().unwrap(), "--catalog", cat.to_str().unwrap()])
+            .args(["-i", fleet.to_str().unwrap(), "-o", o])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        c
+    };
+    assert!(render(&new_plan, &new_cat).status().unwrap().success());
+    let new_set = files(&out_dir);
+    let start = Instant::now();
+    assert!(render(&old_plan, &old_cat).status().unwrap().success());
+    let took = start.elapsed();
+    let old_set = files(&out_dir);
+    for i in 0..8u32 {
+        let mut child = render(&new_plan, &new_cat).spawn().unwrap();
+        std::thread::sleep(took * i / 7);
+        let _ = child.kill();
+        let _ = child.wait();
+        let now = files(&out_dir);
+        assert!(now == old_set || now == new_set, "killed after {:?}: {} files, a mix", took * i / 7, now.len());
+        if now == new_set {
+            assert!(render(&old_plan, &old_cat).status().unwrap().success());
+        }
+    }
+    // The next render removes what the killed ones left beside the folder.
+    assert!(render(&new_plan, &new_cat).status().unwrap().success());
+    let left: Vec<String> = files(d).into_iter().filter(|f| f.starts_with(".jobs.llmgw-render-")).collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(files(&out_dir), new_set);
+}

@@ -292,11 +292,14 @@ fn an_interrupted_render_leaves_no_staging_folder_and_no_half_set() {
             .spawn()
             .unwrap();
         let start = Instant::now();
+        // Staged beside the folder (exchanged whole), or inside it where
+        // the exchange cannot be had.
+        let sibling = format!(".jobs-{sig}.llmgw-render-");
+        let staging_in = |folder: &Path, prefix: &str| {
+            std::fs::read_dir(folder).unwrap().flatten().any(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        };
         let seen = loop {
-            let staging = std::fs::read_dir(&out_dir)
-                .unwrap()
-                .flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with(".llmgw-render-"));
+            let staging = staging_in(&out_dir, ".llmgw-render-") || staging_in(d, &sibling);
             if staging || start.elapsed() > Duration::from_secs(30) || child.try_wait().unwrap().is_some() {
                 break staging;
             }
@@ -311,6 +314,7 @@ fn an_interrupted_render_leaves_no_staging_folder_and_no_half_set() {
                 .success()
         );
         let status = child.wait().unwrap();
+        assert!(!staging_in(d, &sibling), "{sig}: a staging folder is left beside the folder");
         let left = files(&out_dir);
         // Either the signal came before the swap (nothing there) or the
         // swap completed first; never a staging folder, never a half set.

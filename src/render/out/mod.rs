@@ -4,9 +4,10 @@
 //! the files of replicas the new plan dropped come back with the next
 //! `kubectl apply -f DIR` or re-submission, so render removes its own
 //! stale files (those that begin with its header line, never any other
-//! file) and says which. The new set is written as a whole: staged in a
-//! hidden folder inside DIR, then renamed into place, every rename undone
-//! if one fails, so a failure leaves the previous render, not a mix. An
+//! file) and says which. The new set is written as a whole: staged beside
+//! DIR and exchanged with it in one rename (exchange.rs), so DIR is always
+//! wholly old or wholly new; where that cannot be had, staged inside DIR
+//! and renamed file by file, every rename undone if one fails. An
 //! entry of DIR that is a symlink is replaced by a regular file, never
 //! followed: a link planted in DIR cannot make render write elsewhere.
 
@@ -14,6 +15,8 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::diag::{Code, Diag};
+
+mod exchange;
 
 /// Every file render writes begins (after a `#!` line, for scripts) with a
 /// line that starts so; it is how a later render knows its own files.
@@ -100,7 +103,7 @@ fn has_header(path: &Path) -> bool {
 /// plans' files. The lock is `flock` on the folder itself (no file of its
 /// own in it); a second render waits, then gives up.
 pub struct Lock {
-    _dir: std::fs::File,
+    folder: std::fs::File,
     path: PathBuf,
     created: bool,
 }
@@ -117,10 +120,16 @@ pub fn lock(dir: &Path) -> Result<Lock, Diag> {
     let created = !dir.exists();
     std::fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
     let file = std::fs::File::open(dir).map_err(|e| io("open", dir, &e))?;
-    let mut lock = Lock { _dir: file, path: dir.to_path_buf(), created };
+    let mut lock = Lock { folder: file, path: dir.to_path_buf(), created };
     let deadline = std::time::Instant::now() + lock_wait();
     loop {
-        match rustix::fs::flock(&lock._dir, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        match rustix::fs::flock(&lock.folder, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            // The render before may have exchanged the folder for a new
+            // one while this one waited: its lock was on the folder that
+            // is gone. Lock the folder the path names now.
+            Ok(()) if !exchange::same_folder(&lock.folder, dir) => {
+                lock.folder = std::fs::File::open(dir).map_err(|e| io("open", dir, &e))?;
+            }
             Ok(()) => return Ok(lock),
             Err(rustix::io::Errno::WOULDBLOCK) if std::time::Instant::now() < deadline => {
                 std::thread::sleep(std::time::Duration::from_millis(50));
@@ -243,6 +252,11 @@ pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Res
     }
     let written: Vec<(&File, Status)> =
         files.iter().zip(&status).filter(|(_, s)| **s != Status::Unchanged).map(|(f, s)| (f, *s)).collect();
+    if exchange::swap_whole(dir, &written, &stale)? {
+        let mut report: Report = files.iter().map(|f| f.name.clone()).zip(status).collect();
+        report.extend(stale.into_iter().map(|n| (n, Status::Removed)));
+        return Ok(report);
+    }
     // Removed when this returns, and when a signal ends the process first.
     let stage = crate::output::TempDir::new_in(dir, STAGE).map_err(|e| io("write in", dir, &e))?;
     let staged = stage.path().join("new");
@@ -295,7 +309,7 @@ pub fn write_dir(dir: &Path, kind: &str, files: &[File], keep: &[String]) -> Res
 
 /// Makes the staged files durable: one `syncfs` of the file system they
 /// are on; where that is not to be had, each file and the folder.
-fn durable(staged: &Path, names: &[&str]) -> std::io::Result<()> {
+pub(super) fn durable(staged: &Path, names: &[&str]) -> std::io::Result<()> {
     let folder = std::fs::File::open(staged)?;
     if rustix::fs::syncfs(&folder).is_ok() {
         return Ok(());
