@@ -185,11 +185,16 @@ pub fn read(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
     if src.text().trim_start().starts_with('{') { json(src) } else { text_jobs(src) }
 }
 
-fn nodes_of(expr: &str) -> Result<Vec<String>, String> {
+/// The nodes a hostlist names, within what is left of the file's budget
+/// of names: one budget for the whole job list, as for a node list, so
+/// twenty lines of hostlists cannot stand for billions of names.
+fn nodes_of(expr: &str, left: &mut u64) -> Result<Vec<String>, String> {
     if expr.trim().is_empty() || expr == "(null)" || expr == "None assigned" {
         return Ok(Vec::new());
     }
-    super::hostlist::expand(expr.trim())
+    let names = super::hostlist::expand_within(expr.trim(), *left)?;
+    *left = left.saturating_sub(names.len() as u64);
+    Ok(names)
 }
 
 fn json(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
@@ -203,11 +208,12 @@ fn json(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
             HELP,
         )]);
     };
+    let mut left = crate::import::MAX_NAMES;
     let mut out = Vec::new();
     let mut errors = crate::import::Problems::default();
     for (i, j) in jobs.iter().enumerate() {
         let path = [Step::Key("jobs"), Step::Index(i)];
-        match json_job(j) {
+        match json_job(j, &mut left) {
             Ok(job) => out.push(Job { span: file.span(&path), ..job }),
             Err(why) => errors.push(file.error(Code::SlurmJob, &path, format!("job {i}: {why}"), "this job", HELP)),
         }
@@ -219,7 +225,7 @@ fn json(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
     Ok(out)
 }
 
-fn json_job(j: &Value) -> Result<Job, String> {
+fn json_job(j: &Value, left: &mut u64) -> Result<Job, String> {
     let id = match j.get("job_id") {
         Some(Value::Number(n)) => n.to_string(),
         other => number(other, u64::MAX)?.map(|n| n.to_string()).unwrap_or_default(),
@@ -232,11 +238,11 @@ fn json_job(j: &Value) -> Result<Job, String> {
     match phase {
         Phase::Done => {}
         Phase::Pending => {
-            job.wanted = nodes_of(&string(j.get("required_nodes")))?;
+            job.wanted = nodes_of(&string(j.get("required_nodes")), left)?;
             job.ask = json_ask(j, job.wanted.len())?;
         }
         Phase::Holding => {
-            let nodes = nodes_of(&string(j.get("nodes")))?;
+            let nodes = nodes_of(&string(j.get("nodes")), left)?;
             let gres: Vec<String> = j
                 .get("gres_detail")
                 .and_then(Value::as_array)
@@ -364,6 +370,7 @@ fn text_jobs(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
     let t = src.text();
     let help = "give what `scontrol -d show job -o` prints: `JobId=... JobState=...`";
     let records = text::records_in(src, "JobId", help, &text::job_layout())?;
+    let mut left = crate::import::MAX_NAMES;
     let mut out = Vec::with_capacity(records.len());
     let mut errors = crate::import::Problems::default();
     for r in &records {
@@ -384,13 +391,13 @@ fn text_jobs(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
         }
         let result = match phase {
             Phase::Done => Ok(()),
-            Phase::Pending => nodes_of(r.get(t, "ReqNodeList").unwrap_or_default())
+            Phase::Pending => nodes_of(r.get(t, "ReqNodeList").unwrap_or_default(), &mut left)
                 .map(|w| {
                     job.ask = text_ask(t, r, w.len());
                     job.wanted = w;
                 })
                 .map_err(|w| bad(w, "ReqNodeList")),
-            Phase::Holding => text_shares(t, r, &mut job.shares).map_err(|(w, k)| bad(w, k)),
+            Phase::Holding => text_shares(t, r, &mut job.shares, &mut left).map_err(|(w, k)| bad(w, k)),
         };
         match result {
             Ok(()) => out.push(job),
@@ -408,13 +415,18 @@ fn text_jobs(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
 /// CPU_IDs=<list> Mem=<MB> GRES=<gres>` (`GRES_IDX=gpu(IDX:0)` before
 /// 20.11). Without `-d` there are none: the job's nodes from `NodeList`,
 /// its CPUs spread evenly, no GPU indices.
-fn text_shares(t: &str, r: &text::TextRecord, out: &mut Vec<Share>) -> Result<(), (String, &'static str)> {
+fn text_shares(
+    t: &str,
+    r: &text::TextRecord,
+    out: &mut Vec<Share>,
+    left: &mut u64,
+) -> Result<(), (String, &'static str)> {
     let mut current: Vec<usize> = Vec::new();
     for (key, _, value) in &r.fields {
         let v = &t[value.start..value.end];
         match key.as_str() {
             "Nodes" => {
-                let names = nodes_of(v).map_err(|w| (w, "Nodes"))?;
+                let names = nodes_of(v, left).map_err(|w| (w, "Nodes"))?;
                 current = (out.len()..out.len() + names.len()).collect();
                 out.extend(names.into_iter().map(|node| Share {
                     node,
@@ -436,7 +448,7 @@ fn text_shares(t: &str, r: &text::TextRecord, out: &mut Vec<Share>) -> Result<()
         }
     }
     if out.is_empty() {
-        let nodes = nodes_of(r.get(t, "NodeList").unwrap_or_default()).map_err(|w| (w, "NodeList"))?;
+        let nodes = nodes_of(r.get(t, "NodeList").unwrap_or_default(), left).map_err(|w| (w, "NodeList"))?;
         let total: Option<f64> = r.get(t, "NumCPUs").and_then(|c| c.parse::<u32>().ok()).map(f64::from);
         let cpus = total.filter(|_| !nodes.is_empty()).map(|c| c / nodes.len() as f64);
         let memory = each(tres::parse(r.get(t, "TRES").unwrap_or_default()).memory_mb, nodes.len());

@@ -70,3 +70,20 @@ Comment=hi Nodes=gpu02 CPU_IDs=0-63 Mem=512000 GRES=gpu:h100:8(IDX:0-7) StdErr=/
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     assert!(!inv.contains("model = \"m\""), "{inv}");
 }
+
+#[test]
+fn the_hostlists_of_a_job_list_share_one_budget_of_names() {
+    let dir = tempfile::tempdir().unwrap();
+    // Twenty jobs, each on a hostlist of a million names: each alone was
+    // within bounds, all together 20 million names (2.7 GB, 14 s).
+    let jobs: String = (0..20)
+        .map(|i| {
+            format!("JobId={i} UserId=alice(1000) JobState=RUNNING NodeList=n[0000000-0999999] NumNodes=1000000\n")
+        })
+        .collect();
+    let (out, _) = import(dir.path(), &jobs, None);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("in one file"), "{err}");
+    assert!(out.stdout.is_empty());
+}
