@@ -16,12 +16,14 @@ pub struct TextRecord {
 }
 
 impl TextRecord {
+    /// A field's value; of a key printed twice, the last: words a user
+    /// wrote in a free field come before the field Slurm prints itself.
     pub fn get<'t>(&self, src: &'t str, key: &str) -> Option<&'t str> {
-        self.fields.iter().find(|f| f.0 == key).map(|f| &src[f.2.start..f.2.end])
+        self.fields.iter().rev().find(|f| f.0 == key).map(|f| &src[f.2.start..f.2.end])
     }
 
     pub fn span_of(&self, key: &str) -> Option<Span> {
-        self.fields.iter().find(|f| f.0 == key).map(|f| f.1)
+        self.fields.iter().rev().find(|f| f.0 == key).map(|f| f.1)
     }
 }
 
@@ -46,10 +48,15 @@ pub struct Layout {
     pub free: &'static [(&'static str, &'static [&'static str])],
     /// The key that opens the tail, and the keys printed from there on.
     pub tail: Option<(&'static str, &'static [&'static str])>,
+    /// A free field printed first and the key Slurm prints right after it
+    /// (`JobName` and `UserId`): what it says may hold that key too, so
+    /// the field runs to the last such key before the tail: anything the
+    /// user wrote comes before Slurm's own.
+    pub head: Option<(&'static str, &'static str)>,
 }
 
 /// No free text: every `Key=` word starts a field.
-pub const PLAIN: Layout = Layout { free: &[], tail: None };
+pub const PLAIN: Layout = Layout { free: &[], tail: None, head: None };
 
 /// The records of a text, each starting at a line whose first word is
 /// `lead=`. A line before the first record is an error.
@@ -63,6 +70,8 @@ pub fn records_in(src: &Source, lead: &str, help: &str, layout: &Layout) -> Resu
     let mut out: Vec<TextRecord> = Vec::new();
     let mut errors = crate::import::Problems::default();
     let mut in_tail = false;
+    // Where in the tail's order the last field read is.
+    let mut tail_at: Option<usize> = None;
     for (line_no, line) in crate::import::lines(text).into_iter().enumerate() {
         let body = &text[line.start..line.end];
         let trimmed = body.trim_start();
@@ -73,6 +82,7 @@ pub fn records_in(src: &Source, lead: &str, help: &str, layout: &Layout) -> Resu
         if starts {
             out.push(TextRecord { span: line, fields: Vec::new() });
             in_tail = false;
+            tail_at = None;
         }
         let Some(rec) = out.last_mut() else {
             errors.push(
@@ -99,16 +109,25 @@ pub fn records_in(src: &Source, lead: &str, help: &str, layout: &Layout) -> Resu
                 continue;
             }
             let end = start + word.len();
+            // In the tail, only a key Slurm prints after the last one.
+            let order = |key: &str| layout.tail.and_then(|(_, keys)| keys.iter().position(|k| *k == key));
+            // Without `-o` Slurm starts a line with a field of its own: the
+            // first word of a record's line is a field whatever came before.
+            let line_start = !field_on_line && !starts;
             let key = key_len(word).filter(|&k| {
                 let key = &word[..k];
-                free.is_none_or(|ends| ends.contains(&key))
-                    && (!in_tail || layout.tail.is_some_and(|(_, keys)| keys.contains(&key)))
+                line_start
+                    || free.is_none_or(|ends| ends.contains(&key))
+                        && (!in_tail || order(key).is_some_and(|i| tail_at.is_none_or(|at| i > at)))
             });
             match key {
                 Some(k) => {
                     let key = &word[..k];
                     free = layout.free.iter().find(|(f, _)| *f == key).map(|(_, ends)| *ends);
                     in_tail |= layout.tail.is_some_and(|(t, _)| t == key);
+                    if in_tail {
+                        tail_at = order(key);
+                    }
                     rec.fields.push((key.to_string(), Span::new(start, end), Span::new(start + k + 1, end)));
                     field_on_line = true;
                 }
@@ -121,6 +140,10 @@ pub fn records_in(src: &Source, lead: &str, help: &str, layout: &Layout) -> Resu
                 None => {}
             }
         }
+    }
+    if let Some((name, next)) = layout.head {
+        let tail = layout.tail.map(|t| t.0);
+        out.iter_mut().for_each(|r| join_head(r, name, next, tail));
     }
     errors.into_result()?;
     Ok(out)
@@ -206,7 +229,22 @@ static JOB_FREE: std::sync::LazyLock<Vec<(&'static str, &'static [&'static str])
 
 /// Where a `scontrol show job` record's free text is.
 pub fn job_layout() -> Layout {
-    Layout { free: &JOB_FREE, tail: Some(("Command", TAIL)) }
+    Layout { free: &JOB_FREE, tail: Some(("Command", TAIL)), head: Some(("JobName", "UserId")) }
+}
+
+/// Makes field `name` run to the last `next` before the tail: the fields
+/// between are words of its value (`JobName=x UserId=alice(1000)
+/// Nodes=gpu02` as a job's name is a name, not a user and a node).
+fn join_head(r: &mut TextRecord, name: &str, next: &str, tail: Option<&str>) {
+    let Some(first) = r.fields.iter().position(|f| f.0 == name) else { return };
+    let end = r.fields.iter().position(|f| Some(f.0.as_str()) == tail).unwrap_or(r.fields.len());
+    let Some(last) = r.fields[..end].iter().rposition(|f| f.0 == next) else { return };
+    if last > first + 1 {
+        let upto = r.fields[last - 1].1.end;
+        r.fields[first].1.end = upto;
+        r.fields[first].2.end = upto;
+        r.fields.drain(first + 1..last);
+    }
 }
 
 #[cfg(test)]

@@ -87,3 +87,75 @@ fn the_hostlists_of_a_job_list_share_one_budget_of_names() {
     assert!(err.contains("in one file"), "{err}");
     assert!(out.stdout.is_empty());
 }
+
+mod generated {
+    use proptest::prelude::*;
+
+    /// Words a user may put in a job's free text that read like Slurm's
+    /// own fields.
+    fn word() -> impl Strategy<Value = String> {
+        prop::sample::select(vec![
+            "Nodes=gpu02",
+            "CPU_IDs=0-63",
+            "Mem=512000",
+            "GRES=gpu:h100:8(IDX:0-7)",
+            "JobState=PENDING",
+            "UserId=alice(1000)",
+            "NodeList=gpu02",
+            "ReqNodeList=gpu02",
+            "Comment=llmgw.io/model=m,llmgw.io/replica=9",
+            "TresPerNode=gres:gpu:h100:8",
+            "plain",
+        ])
+        .prop_map(str::to_string)
+    }
+
+    /// A running job on gpu01 GPU `i % 8`, of alice or mallory, with
+    /// hostile words in its name, command, work dir and output path (the
+    /// comment stays llmgw's: words in it make it no comment of llmgw's);
+    /// `-o` or not.
+    fn record(i: usize, alice: bool, words: &[String], one_line: bool) -> String {
+        let sep = if one_line { " " } else { "\n   " };
+        let w = words.join(" ");
+        let user = if alice { "alice(1000)" } else { "mallory(1001)" };
+        format!(
+            "JobId={i} JobName=j {w}{sep}UserId={user} GroupId=g(1){sep}JobState=RUNNING Reason=None{sep}NodeList=gpu01{sep}\
+             NumNodes=1 NumCPUs=1{sep}  Nodes=gpu01 CPU_IDs=0 Mem=100 GRES=gpu:h100:1(IDX:{}){sep}Command=/bin/x {w}{sep}\
+             WorkDir=/w {w}{sep}Comment=llmgw.io/model=m,llmgw.io/replica={i}{sep}StdErr=/e {w}{sep}Power=\n",
+            i % 8
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+        /// Whatever a job's free text says, the job holds only what its
+        /// own fields say (one GPU of gpu01), and only alice's jobs are
+        /// llmgw's replicas.
+        #[test]
+        fn free_text_never_moves_a_job_and_only_alices_jobs_are_replicas(
+            jobs in prop::collection::vec((any::<bool>(), prop::collection::vec(word(), 0..6), any::<bool>()), 1..6),
+        ) {
+            let text: String = jobs.iter().enumerate().map(|(i, (alice, w, one))| record(i, *alice, w, *one)).collect();
+            let nodes = llmgw::diag::source("n.txt", super::NODES.to_string());
+            let list = llmgw::diag::source("j.txt", text.clone());
+            let settings = llmgw::slurm::Settings { jobs_user: "alice".into(), ..llmgw::slurm::Settings::default() };
+            let (inv, _) = llmgw::slurm::import(&nodes, None, Some(&list), &settings).map_err(|d| {
+                TestCaseError::fail(format!("{}\n{text}", llmgw::report::diagnostics::render(&d, false)))
+            })?;
+            let gpu02 = inv.nodes.iter().find(|n| n.id == "gpu02").unwrap();
+            prop_assert!(gpu02.allocations.is_empty(), "gpu02 holds {:?}\n{text}", gpu02.allocations);
+            let gpu01 = inv.nodes.iter().find(|n| n.id == "gpu01").unwrap();
+            // Only alice's jobs are replicas. (What alice writes into her
+            // own job's fields in one-line output may change which replica
+            // her job says it is: hers to say.)
+            let by: Vec<Option<u64>> = gpu01.allocations.iter().filter(|a| a.model == "m").map(|a| a.job).collect();
+            let alices: Vec<Option<u64>> = jobs.iter().enumerate().filter(|(_, j)| j.0).map(|(i, _)| Some(i as u64)).collect();
+            prop_assert!(by.iter().all(|j| alices.contains(j)), "{by:?} of {alices:?}\n{text}");
+            let held: usize = gpu01.allocations.iter().map(|a| a.gpus.len()).sum();
+            prop_assert!(held <= jobs.len(), "{held} GPUs held by {} jobs\n{text}", jobs.len());
+            for a in &gpu01.allocations {
+                prop_assert!(!a.pending && (a.model != "m" || a.gpus.len() <= 1), "{a:?}\n{text}");
+            }
+        }
+    }
+}
