@@ -51,6 +51,9 @@ pub struct File<'s> {
     /// The items of a JSON `List`, unparsed: each is read when its turn
     /// comes, so a list of millions never sits in memory as values.
     raw: Option<Vec<&'s RawValue>>,
+    /// The key whose list `raw` holds: `items` (a Kubernetes `List`), or
+    /// Slurm's `jobs`, `nodes`, `sinfo`.
+    raw_key: &'static str,
     tree: OnceCell<Option<doc::Node<'s>>>,
 }
 
@@ -72,11 +75,42 @@ impl<'s> File<'s> {
                 .at(src, Span::new(at, at), "here")
                 .help(help.to_string())
         })?;
-        Ok(File { src, value, raw: None, tree: OnceCell::new() })
+        Ok(File { src, value, raw: None, raw_key: "items", tree: OnceCell::new() })
     }
 
     pub fn value(&self) -> &Value {
         &self.value
+    }
+
+    /// A JSON object whose list under the first of `keys` it has is left
+    /// as text, item by item (`items()`), the rest read as values: a
+    /// controller's `squeue --json` of 12 MB never sits in memory as one
+    /// tree of values. Without any of `keys`, the whole file as values.
+    pub fn read_json_items(src: &'s Source, keys: &[&'static str], help: &str) -> Result<File<'s>, Diag> {
+        let top: std::collections::BTreeMap<std::borrow::Cow<'s, str>, &'s RawValue> =
+            match serde_json::from_str(src.text()) {
+                Ok(top) => top,
+                Err(_) => return Self::read_json(src, help),
+            };
+        let Some((key, list)) = keys.iter().find_map(|k| top.get(*k).map(|v| (*k, *v))) else {
+            return Self::read_json(src, help);
+        };
+        let Ok(items) = serde_json::from_str::<Vec<&'s RawValue>>(list.get()) else {
+            return Self::read_json(src, help);
+        };
+        let mut value = serde_json::Map::new();
+        for (k, v) in &top {
+            if k.as_ref() != key {
+                value.insert(k.to_string(), serde_json::from_str(v.get()).unwrap_or(Value::Null));
+            }
+        }
+        value.insert(key.to_string(), Value::Array(Vec::new()));
+        Ok(File { src, value: Value::Object(value), raw: Some(items), raw_key: key, tree: OnceCell::new() })
+    }
+
+    /// The key and items `read_json_items` left as text.
+    pub fn items(&self) -> Option<(&'static str, &[&'s RawValue])> {
+        self.raw.as_deref().map(|r| (self.raw_key, r))
     }
 
     fn read(src: &'s Source, command: &str) -> Result<File<'s>, Diag> {
@@ -89,7 +123,7 @@ impl<'s> File<'s> {
                 && kind.ends_with("List")
             {
                 let value = serde_json::json!({"kind": kind, "items": []});
-                return Ok(File { src, value, raw: Some(items), tree: OnceCell::new() });
+                return Ok(File { src, value, raw: Some(items), raw_key: "items", tree: OnceCell::new() });
             }
             let mut f = Self::read_json(src, "give what `kubectl get ... -o json` prints")?;
             stringify(&mut f.value, false);
@@ -101,13 +135,14 @@ impl<'s> File<'s> {
                 .help("give what `kubectl get ... -o yaml` prints")
         })?;
         let value = to_json(&tree, src.text(), false);
-        Ok(File { src, value, raw: None, tree: OnceCell::new() })
+        Ok(File { src, value, raw: None, raw_key: "items", tree: OnceCell::new() })
     }
 
     /// Where a value is, by its path: the nearest span the tree has.
     pub fn span(&self, path: &[Step<'_>]) -> Span {
         // An item of a raw list: only that item is parsed, never the file.
-        if let (Some(raw), [Step::Key("items"), Step::Index(i), rest @ ..]) = (&self.raw, path)
+        if let (Some(raw), [Step::Key(key), Step::Index(i), rest @ ..]) = (&self.raw, path)
+            && *key == self.raw_key
             && let Some(item) = raw.get(*i)
         {
             let base = item.get().as_ptr() as usize - self.src.text().as_ptr() as usize;

@@ -198,8 +198,33 @@ fn nodes_of(expr: &str, left: &mut u64) -> Result<Vec<String>, String> {
 }
 
 fn json(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
-    let file = File::read_json(src, HELP).map_err(|d| vec![d])?;
-    let Some(jobs) = file.value().get("jobs").and_then(Value::as_array) else {
+    let file = File::read_json_items(src, &["jobs"], HELP).map_err(|d| vec![d])?;
+    let mut left = crate::import::MAX_NAMES;
+    let mut out = Vec::new();
+    let mut errors = crate::import::Problems::default();
+    let mut one = |i: usize, j: &Value, errors: &mut crate::import::Problems| {
+        let path = [Step::Key("jobs"), Step::Index(i)];
+        match json_job(j, &mut left) {
+            Ok(job) => out.push(Job { span: file.span(&path), ..job }),
+            Err(why) => errors.push(file.error(Code::SlurmJob, &path, format!("job {i}: {why}"), "this job", HELP)),
+        }
+    };
+    // Item by item: each job is a value only while it is read.
+    if let Some((_, items)) = file.items() {
+        for (i, raw) in items.iter().enumerate() {
+            one(i, &serde_json::from_str(raw.get()).unwrap_or(Value::Null), &mut errors);
+            if errors.full() {
+                break;
+            }
+        }
+    } else if let Some(jobs) = file.value().get("jobs").and_then(Value::as_array) {
+        for (i, j) in jobs.iter().enumerate() {
+            one(i, j, &mut errors);
+            if errors.full() {
+                break;
+            }
+        }
+    } else {
         return Err(vec![file.error(
             Code::WrongType,
             &[],
@@ -207,19 +232,6 @@ fn json(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
             "not what squeue prints",
             HELP,
         )]);
-    };
-    let mut left = crate::import::MAX_NAMES;
-    let mut out = Vec::new();
-    let mut errors = crate::import::Problems::default();
-    for (i, j) in jobs.iter().enumerate() {
-        let path = [Step::Key("jobs"), Step::Index(i)];
-        match json_job(j, &mut left) {
-            Ok(job) => out.push(Job { span: file.span(&path), ..job }),
-            Err(why) => errors.push(file.error(Code::SlurmJob, &path, format!("job {i}: {why}"), "this job", HELP)),
-        }
-        if errors.full() {
-            break;
-        }
     }
     errors.into_result()?;
     Ok(out)

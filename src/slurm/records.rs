@@ -129,7 +129,7 @@ pub fn read(src: &Source) -> Result<(Input<'_>, Vec<Record>), Vec<Diag>> {
         return Err(vec![crate::import::empty_input(src, "scontrol -d show node -o")]);
     }
     if src.text().trim_start().starts_with('{') {
-        let file = File::read_json(src, HELP).map_err(|d| vec![d])?;
+        let file = File::read_json_items(src, &["nodes", "sinfo"], HELP).map_err(|d| vec![d])?;
         let records = json(&file)?;
         Ok((Input::Json(file), records))
     } else {
@@ -192,7 +192,20 @@ fn json(file: &File<'_>) -> Result<Vec<Record>, Vec<Diag>> {
     let top = file.value();
     let mut out = Vec::new();
     let mut errors = crate::import::Problems::default();
-    if let Some(nodes) = top.get("nodes").and_then(Value::as_array) {
+    // Item by item: each node (or sinfo group) is a value only while it is read.
+    if let Some((key, items)) = file.items() {
+        for (i, raw) in items.iter().enumerate() {
+            let v: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+            let got = if key == "sinfo" { sinfo_group(file, i, &v) } else { node_object(file, i, &v).map(|r| vec![r]) };
+            match got {
+                Ok(r) => out.extend(r),
+                Err(d) => errors.extend(d),
+            }
+            if errors.full() {
+                break;
+            }
+        }
+    } else if let Some(nodes) = top.get("nodes").and_then(Value::as_array) {
         for (i, n) in nodes.iter().enumerate() {
             match node_object(file, i, n) {
                 Ok(r) => out.push(r),
