@@ -112,3 +112,11 @@ pub fn render_plan(kind: &str, plan: &Path, catalog: &Path, fleet: &Path, extra:
     args.extend_from_slice(extra);
     run(&args)
 }
+
+/// The names of a folder's entries, sorted.
+pub fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}

@@ -29,13 +29,6 @@ fn setup(dir: &Path, name: &str, replicas: u32) -> (PathBuf, PathBuf, PathBuf) {
     (plan, catalog, fleet)
 }
 
-fn files(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn a_hand_written_file_at_a_name_render_wants_is_refused_and_kept() {
     let dir = tempfile::tempdir().unwrap();

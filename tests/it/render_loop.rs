@@ -17,13 +17,6 @@ fn plan(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathB
     (plan, catalog, fleet)
 }
 
-fn files(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn a_stale_plan_is_refused_with_one_diagnostic_per_conflict_and_nothing_written() {
     let dir = tempfile::tempdir().unwrap();
