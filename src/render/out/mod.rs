@@ -81,21 +81,26 @@ pub fn target(o: Option<&Path>) -> Result<Target, Diag> {
 /// first or second line is its header. A folder both renderers write
 /// into loses neither's files to the other.
 pub fn ours(path: &Path, kind: &str) -> bool {
-    let Ok(m) = std::fs::symlink_metadata(path) else { return false };
+    header_of(path).is_some_and(|line| line.starts_with(&format!("{HEADER} {kind}")))
+}
+
+/// The header line of a regular file (never a link) that has one in its
+/// first two lines.
+fn header_of(path: &Path) -> Option<String> {
+    let m = std::fs::symlink_metadata(path).ok()?;
     if !m.is_file() {
-        return false;
+        return None;
     }
     let mut head = [0u8; 512];
-    let Ok(mut f) = std::fs::File::open(path) else { return false };
+    let mut f = std::fs::File::open(path).ok()?;
     let n = f.read(&mut head).unwrap_or(0);
     let text = String::from_utf8_lossy(&head[..n]);
-    let header = format!("{HEADER} {kind}");
-    text.lines().take(2).any(|l| l.starts_with(&header))
+    text.lines().take(2).find(|l| l.starts_with(HEADER)).map(str::to_string)
 }
 
 /// Whether a regular file begins with llmgw's header (of either kind).
 fn has_header(path: &Path) -> bool {
-    ours(path, "slurm") || ours(path, "kubernetes")
+    header_of(path).is_some()
 }
 
 /// An exclusive hold on an output folder for one render: two renders into
