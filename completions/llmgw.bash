@@ -225,7 +225,7 @@ _llmgw() {
                     return 0
                     ;;
                 --add)
-                    COMPREPLY=($(compgen -W "dgx-h100 hgx-a100 l40s-pcie pcie-a100-pairs cpu like:" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "dgx-h100 hgx-a100 l40s-pcie pcie-a100-pairs cpu like:NODE" -- "${cur}"))
                     return 0
                     ;;
                 --max)

@@ -222,7 +222,7 @@ hgx-a100\t'8 x NVIDIA A100-SXM4-80GB on NVSwitch, 4 HCAs'
 l40s-pcie\t'4 x NVIDIA L40S, PCIe only, 1 HCA'
 pcie-a100-pairs\t'4 x NVIDIA A100 80GB PCIe in NVLink pairs, 1 HCA'
 cpu\t'CPU only'
-like:\t'copies of a node of the fleet: like:NODE'"
+like:NODE\t'copies of a node of the fleet (hardware, engines, labels)'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l max -d 'The most nodes to try' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"

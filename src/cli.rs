@@ -496,7 +496,9 @@ impl clap::builder::TypedValueParser for ShapeValues {
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
         use clap::builder::PossibleValue;
         let shapes = crate::synth::SHAPES.iter().map(|s| PossibleValue::new(s.name).help(s.describe()));
-        let like = self.like.then(|| PossibleValue::new("like:").help("copies of a node of the fleet: like:NODE"));
+        let like = self
+            .like
+            .then(|| PossibleValue::new("like:NODE").help("copies of a node of the fleet (hardware, engines, labels)"));
         Some(Box::new(shapes.chain(like)))
     }
 }

@@ -223,6 +223,19 @@ impl Decoder {
         let mut out = Vec::with_capacity(entries.len());
         let mut ok = true;
         for e in entries {
+            // TOML reads `llama.cpp = "b4500"` as `llama = { cpp = "b4500" }`.
+            if let (Value::Table(inner), crate::doc::Format::Toml) = (&e.value.value, self.src.format()) {
+                let dotted = dotted(&e.key, inner);
+                self.error(
+                    Code::WrongType,
+                    e.key_span,
+                    format!("`{field}.{}` must be a string, found a table", e.key),
+                    "TOML reads a dotted key as tables",
+                    Some(format!("quote the key, as TOML needs for a name with a dot: `\"{dotted}\" = ...`")),
+                );
+                ok = false;
+                continue;
+            }
             match self.string(&e.value, &format!("{field}.{}", e.key)) {
                 Some(v) => out.push(MapEntry {
                     key: e.key.to_string(),
@@ -235,6 +248,21 @@ impl Decoder {
         }
         ok.then_some(out)
     }
+}
+
+/// The key a TOML dotted key was written as: `llama` holding `cpp` gives
+/// `llama.cpp` (the first key at each level).
+fn dotted(key: &str, mut inner: &[Entry<'_>]) -> String {
+    let mut out = key.to_string();
+    while let Some(e) = inner.first() {
+        out.push('.');
+        out.push_str(&e.key);
+        inner = match &e.value.value {
+            Value::Table(t) => t,
+            _ => &[],
+        };
+    }
+    out
 }
 
 /// What to write instead of a value of the wrong type.

@@ -66,6 +66,8 @@ codes! {
     UnknownPeer => "llmgw::inventory::unknown-peer", "an NVLink peer that is not a GPU of the node";
     UnknownState => "llmgw::inventory::unknown-state", "a node state other than ready, cordoned, draining, down";
     NoState => "llmgw::inventory::no-state", "a node with no state, taken as ready";
+    InventoryEngine => "llmgw::inventory::unknown-engine", "an inventory engine name that is no engine llmgw knows";
+    SmallUnit => "llmgw::inventory::unit", "a size too small for its unit (MiB, bytes)";
     MigWithoutMigMode => "llmgw::inventory::mig-without-mig-mode", "MIG devices on a GPU without mig = true";
     DuplicateMig => "llmgw::inventory::duplicate-mig", "two MIG devices with one index on a GPU";
     UnknownMig => "llmgw::inventory::unknown-mig-device", "an allocation naming a MIG device the GPU does not have";

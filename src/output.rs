@@ -193,6 +193,18 @@ pub struct AtomicFile {
     tmp: PathBuf,
     target: PathBuf,
     committed: bool,
+    /// Folders made for the target, deepest first: removed again when
+    /// nothing is written.
+    made: Vec<PathBuf>,
+}
+
+/// Makes the missing folders of `dir` (as `mkdir -p`), returning those it
+/// made, deepest first.
+fn make_parents(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let missing: Vec<PathBuf> =
+        dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).map(Path::to_path_buf).collect();
+    std::fs::create_dir_all(dir)?;
+    Ok(missing)
 }
 
 impl AtomicFile {
@@ -203,6 +215,8 @@ impl AtomicFile {
             _ => Path::new("."),
         };
         install_cleanup();
+        // `-o reports/today/plan.json` makes its folders, as render's `-o DIR` does.
+        let made = make_parents(dir)?;
         loop {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
             let tmp = dir.join(format!(".llmgw-{}-{n}.tmp", std::process::id()));
@@ -222,6 +236,7 @@ impl AtomicFile {
                         tmp,
                         target: target.to_path_buf(),
                         committed: false,
+                        made: made.clone(),
                     };
                     if let Some(mode) = keep_mode {
                         atomic.file.get_ref().set_permissions(std::fs::Permissions::from_mode(mode))?;
@@ -254,6 +269,9 @@ impl Drop for AtomicFile {
                 pending.retain(|p| *p != self.tmp);
                 std::fs::remove_file(&self.tmp)
             });
+            for d in &self.made {
+                let _ = std::fs::remove_dir(d);
+            }
         }
     }
 }

@@ -458,9 +458,11 @@ fn serving(dec: &mut Decoder, t: &mut crate::decode::Table<'_, '_>) -> Option<Se
     let args = t.optional(dec, "args", |dec, n| dec.string_list(n, "args"));
     let env = t.optional(dec, "env", |dec, n| dec.string_map(n, "env"));
     let port = t.optional(dec, "port", |dec, n| {
-        let v = dec.uint(n, "port", u64::from(u16::MAX))?;
-        if v == 0 {
-            dec.error(Code::OutOfRange, n.span, "`port` must be between 1 and 65535".into(), "0", None);
+        let v = dec.int(n, "port")?;
+        if !(1..=i64::from(u16::MAX)).contains(&v) {
+            let message = format!("`port` must be between 1 and 65535, found {v}");
+            let help = Some("use a port from 1 to 65535 (the engines' own: vllm 8000, sglang 30000, ...)".into());
+            dec.error(Code::OutOfRange, n.span, message, "not a port", help);
             return None;
         }
         Some(v as u16)

@@ -71,6 +71,7 @@ pub fn lint(src: &Source, wanted: Option<&BTreeSet<String>>) -> Vec<Diag> {
                 );
             }
         }
+        units(src, node, id, &mut out);
         let Some(wanted) = wanted else { continue };
         for gpu in items(field(node, "gpu")) {
             let Some(named) = field(gpu, "class").or_else(|| field(gpu, "name")) else { continue };
@@ -89,4 +90,66 @@ pub fn lint(src: &Source, wanted: Option<&BTreeSet<String>>) -> Vec<Diag> {
         }
     }
     out
+}
+
+/// Engines llmgw does not know and sizes too small for their unit: they
+/// load, and then place says "does not have vllm installed" or nothing
+/// fits, far from the line that is wrong.
+fn units(src: &Source, node: &Node<'_>, id: &str, out: &mut Vec<Diag>) {
+    if let Some(Value::Table(engines)) = field(node, "engines").map(|n| &n.value) {
+        for e in engines.iter().filter(|e| crate::engines::find(&e.key).is_none()) {
+            let lower = e.key.to_ascii_lowercase();
+            let help = match crate::engines::find(&lower) {
+                Some(known) => format!("did you mean `{}`? engine names are lower case", known.name),
+                None => crate::diag::suggest(&e.key, crate::engines::names(), "llmgw's engines are"),
+            };
+            out.push(
+                Diag::warning(
+                    Code::InventoryEngine,
+                    format!("node `{id}` lists `{}`, which is no engine llmgw knows", e.key),
+                )
+                .at(src, e.key_span, "not an engine name")
+                .help(help),
+            );
+        }
+    }
+    let mut small = |n: Option<&Node<'_>>, below: i64, what: String, unit: &str, help: &str| {
+        if let Some(n) = n
+            && let Value::Int(v) = n.value
+            && v < below
+        {
+            out.push(
+                Diag::warning(Code::SmallUnit, format!("{what} is {v}: is this in {unit}?"))
+                    .at(src, n.span, format!("less than {below}"))
+                    .help(help.to_string()),
+            );
+        }
+    };
+    small(
+        field(node, "memory_total_mb"),
+        4096,
+        format!("the memory of node `{id}`"),
+        "MiB",
+        "memory_total_mb counts MiB: a node of 512 GiB is 524288",
+    );
+    small(
+        field(node, "disk").and_then(|d| field(d, "free_bytes")),
+        1 << 20,
+        format!("the free disk of node `{id}`"),
+        "bytes",
+        "free_bytes counts bytes: 1 TB free is 1000000000000",
+    );
+    for gpu in items(field(node, "gpu")) {
+        let index = field(gpu, "index").map_or(String::from("?"), |i| match i.value {
+            Value::Int(i) => i.to_string(),
+            _ => "?".into(),
+        });
+        small(
+            field(gpu, "memory_mb"),
+            1024,
+            format!("the memory of GPU {index} of node `{id}`"),
+            "MiB",
+            "memory_mb counts MiB: an H100 80GB is 81559",
+        );
+    }
 }

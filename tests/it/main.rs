@@ -18,6 +18,7 @@ mod injection;
 mod kubernetes;
 mod kubernetes_trust;
 mod loaders_never_panic;
+mod newcomer;
 mod openapi;
 mod policy;
 mod real_outputs;

@@ -135,7 +135,8 @@ fn endpoints_that_cannot_be_written_leave_the_folder_as_it_was() {
     let o = out_dir.to_str().unwrap();
     assert_eq!(code(&render_plan("slurm", &plan2, &catalog2, &fleet, &["-o", o])), 0);
     let before = files(&out_dir);
-    let nowhere = dir.path().join("no-such-folder/endpoints.json");
+    // Under a file: no folder can be made there.
+    let nowhere = write(dir.path(), "a-file", "x").join("endpoints.json");
     let out = render_plan("slurm", &plan3, &catalog3, &fleet, &["-o", o, "--endpoints", nowhere.to_str().unwrap()]);
     assert_eq!(code(&out), 2, "{}", transcript(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was written"), "{}", transcript(&out));

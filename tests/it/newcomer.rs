@@ -1,0 +1,95 @@
+//! What a newcomer tripped over, one test each (issue 28): checks that
+//! were missing and messages that misled.
+
+use crate::common::*;
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn lint_of_an_inventory_names_unknown_engines_and_sizes_in_the_wrong_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = write(
+        dir.path(),
+        "fleet.toml",
+        "[[node]]\nid = \"n1\"\nstate = \"ready\"\nmemory_total_mb = 2048\nengines = { vLLM = \"0.8.5\", vlm = \"\" }\n\
+         disk = { path = \"/m\", free_bytes = 2000, total_bytes = 5000 }\n\
+         [[node.gpu]]\nindex = 0\nname = \"NVIDIA H100 80GB HBM3\"\nmemory_mb = 80\n",
+    );
+    let out = run(&["lint", inv.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("llmgw::inventory::unknown-engine")
+            && err.contains("did you mean `vllm`? engine names are lower case"),
+        "{err}"
+    );
+    assert_eq!(err.matches("which is no engine llmgw knows").count(), 2, "{err}");
+    for what in [
+        "the memory of node `n1` is 2048: is this in MiB?",
+        "the free disk of node `n1` is 2000: is this in bytes?",
+        "the memory of GPU 0 of node `n1` is 80: is this in MiB?",
+    ] {
+        assert!(err.contains(what), "{what}: {err}");
+    }
+    assert!(err.contains("0 errors, 5 warnings"), "{err}");
+}
+
+#[test]
+fn a_dotted_toml_key_is_told_to_be_quoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = write(dir.path(), "fleet.toml", "[[node]]\nid = \"n1\"\nengines = { llama.cpp = \"b4500\" }\n");
+    let out = run(&["nodes", "-i", inv.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(
+        stderr(&out).contains("quote the key, as TOML needs for a name with a dot: `\"llama.cpp\" = ...`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_port_help_says_what_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    for port in ["0", "70000"] {
+        let cat = write(
+            dir.path(),
+            "c.toml",
+            &format!(
+                "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"llama.cpp\"\nport = {port}\n"
+            ),
+        );
+        let out = run(&["lint", cat.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert!(err.contains(&format!("`port` must be between 1 and 65535, found {port}")), "{err}");
+        assert!(!err.contains("from 0 to"), "{err}");
+    }
+}
+
+#[test]
+fn capacity_help_writes_like_node_as_it_is_given() {
+    let out = run(&["capacity", "--help"]);
+    let text = stdout(&out);
+    assert!(text.contains("- like:NODE:") && !text.contains("like::"), "{text}");
+    assert!(text.contains("- dgx-h100:"), "{text}");
+}
+
+#[test]
+fn place_makes_the_folders_of_its_output_and_none_when_it_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = write(
+        dir.path(),
+        "c.toml",
+        "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"llama.cpp\"\n",
+    );
+    let inv = write(dir.path(), "fleet.toml", "[[node]]\nid = \"n1\"\nstate = \"ready\"\n");
+    let plan = dir.path().join("plans/today/plan.json");
+    let out = run(&["place", cat.to_str().unwrap(), "-i", inv.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert!(plan.exists());
+    let bad = write(dir.path(), "bad.toml", "[[model]]\nname = 3\n");
+    let nowhere = dir.path().join("other/plan.json");
+    let out = run(&["place", bad.to_str().unwrap(), "-i", inv.to_str().unwrap(), "-o", nowhere.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(!dir.path().join("other").exists(), "no folder made for a failed place");
+}
