@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::reasons::{Closest, ReasonGroup, SoFar, closest, grouped};
 use super::{Names, RejectionJson, SeqOf};
-use crate::placement::{Decision, Plan, Pool, PoolTally, Rejection, Why};
+use crate::placement::{Decision, Plan, Pool, PoolTally, Reason, Rejection, Why};
 
 /// How much of why a replica was left unplaced `place --format json` tells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -455,7 +455,9 @@ pub fn summary_lines(
     struct Group {
         profile: u32,
         pool: crate::placement::Pool,
-        reasons: Vec<(crate::placement::Reason, Vec<u32>)>,
+        /// Each reason, with whether the node has no GPU of the class at
+        /// all (kept apart from one whose GPUs of the class are taken).
+        reasons: Vec<((crate::placement::Reason, bool), Vec<u32>)>,
         verdicts: Vec<String>,
     }
     let mut groups: Vec<Group> = Vec::new();
@@ -483,10 +485,15 @@ pub fn summary_lines(
         let gi = add_group(&mut groups, r.profile, r.pool);
         let g = &mut groups[gi];
         match r.node {
-            Some(n) => match g.reasons.iter_mut().find(|(reason, _)| *reason == r.reason) {
-                Some((_, nodes)) => nodes.push(n),
-                None => g.reasons.push((r.reason, vec![n])),
-            },
+            Some(n) => {
+                let prof = names.profile(model, r.profile);
+                let absent = matches!(r.reason, Reason::Gpus { free: 0 } | Reason::Mig { free: 0 })
+                    && !super::reasons::has_hardware(names.fleet.node(n), prof);
+                match g.reasons.iter_mut().find(|(key, _)| *key == (r.reason, absent)) {
+                    Some((_, nodes)) => nodes.push(n),
+                    None => g.reasons.push(((r.reason, absent), vec![n])),
+                }
+            }
             None => {
                 let prof = names.profile(model, r.profile);
                 g.verdicts.push(names.reason(r.reason, prof));
@@ -504,9 +511,18 @@ pub fn summary_lines(
         let parts: Vec<String> = g
             .reasons
             .iter()
-            .map(|(reason, nodes)| {
+            .map(|((reason, absent), nodes)| {
                 let ids: Vec<&str> = nodes.iter().map(|&n| names.node(n)).collect();
-                format!("{} ({})", names.reason_plural(*reason, prof, nodes.len()), super::shorten(&ids, 5))
+                let text = if *absent {
+                    let (n, has) = (nodes.len(), if nodes.len() == 1 { "has" } else { "have" });
+                    match &prof.mig_profile {
+                        Some(mig) => format!("{n} {has} no {} GPU with {mig} MIG devices", prof.class_label()),
+                        None => format!("{n} {has} no {} GPUs", prof.class_label()),
+                    }
+                } else {
+                    names.reason_plural(*reason, prof, nodes.len())
+                };
+                format!("{text} ({})", super::shorten(&ids, 5))
             })
             .collect();
         let pool = names.pool(g.pool, prof);

@@ -172,7 +172,7 @@ pub fn closest_of<'a>(
 /// MIG mode or not), and for a MIG profile a device of that profile on one:
 /// freeing GPUs of a class a node lacks is not a step an operator can take,
 /// so such a node is never a closest miss.
-fn has_hardware(node: &Node, prof: &Profile) -> bool {
+pub(crate) fn has_hardware(node: &Node, prof: &Profile) -> bool {
     let Some(class) = prof.gpu_class.as_deref() else { return true };
     node.gpus.iter().filter(|g| g.class == class).any(|g| match &prof.mig_profile {
         None => true,

@@ -93,3 +93,20 @@ fn place_makes_the_folders_of_its_output_and_none_when_it_fails() {
     assert_eq!(code(&out), 2, "{}", transcript(&out));
     assert!(!dir.path().join("other").exists(), "no folder made for a failed place");
 }
+
+#[test]
+fn a_node_without_the_class_is_kept_apart_from_one_whose_gpus_are_taken() {
+    let root = root();
+    let (cat, inv) = (root.join("catalog/fleet.toml"), root.join("examples/fleet.toml"));
+    let out = run(&["place", cat.to_str().unwrap(), "-i", inv.to_str().unwrap()]);
+    let text = stdout(&out).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("4 have no h100-80gb-hbm3 GPUs (cpu-02, gpu-a100-01, gpu-a100-03 and gpu-l40s-01); 2 have 3 free h100-80gb-hbm3 GPUs, needs 8"), "{text}");
+    // The JSON reason texts stay the seed's.
+    let out = run(&["place", cat.to_str().unwrap(), "-i", inv.to_str().unwrap(), "--format", "json"]);
+    let j = json(&out);
+    let reasons = j["unplaced"][0]["reasons"].as_array().unwrap();
+    assert!(
+        reasons.iter().any(|r| r["reason"] == "has 0 free h100-80gb-hbm3 GPUs, needs 8" && r["count"] == 4),
+        "{reasons:?}"
+    );
+}
