@@ -77,6 +77,7 @@ pub fn fleet_checks(cat: &Catalog, inv: &Inventory) -> Vec<Diag> {
     for m in &cat.models {
         for p in &m.profiles {
             hardware(cat, m, p, &facts, &mut out);
+            selector(cat, m, p, inv, &mut out);
             if let Some(class) = &p.gpu_class
                 && let Some(&most) = facts.most_per_class.get(class.as_str())
                 && most < p.gpus_per_node
@@ -235,5 +236,53 @@ fn hardware(cat: &Catalog, m: &Model, p: &Profile, facts: &Facts<'_>, out: &mut 
         Diag::warning(Code::UnknownMigProfile, message)
             .at(&cat.src, p.mig_span, "no such MIG device in the fleet")
             .help(help),
+    );
+}
+
+/// A `node_selector` no node of the inventory satisfies: placement would
+/// pass every node over. Said with the label closest to the one missing.
+fn selector(cat: &Catalog, m: &Model, p: &Profile, inv: &Inventory, out: &mut Vec<Diag>) {
+    if p.node_selector.is_empty() || inv.nodes.is_empty() {
+        return;
+    }
+    let carries = |n: &crate::inventory::Node, k: &str, v: &str| n.labels.get(k).is_some_and(|x| x == v);
+    if inv.nodes.iter().any(|n| p.node_selector.iter().all(|(k, v)| carries(n, k, v))) {
+        return;
+    }
+    // The first pair no node carries, else the pairs no node carries together.
+    let missing = p.node_selector.iter().find(|(k, v)| !inv.nodes.iter().any(|n| carries(n, k, v)));
+    let help = match missing {
+        Some((k, v)) => {
+            let mut values: Vec<&str> = inv.nodes.iter().filter_map(|n| n.labels.get(k)).map(String::as_str).collect();
+            values.sort_unstable();
+            values.dedup();
+            if values.is_empty() {
+                let keys: BTreeSet<&str> = inv.nodes.iter().flat_map(|n| n.labels.keys()).map(String::as_str).collect();
+                format!("no node has a label `{k}`; {}", suggest(k, keys.iter().copied(), "the labels are"))
+            } else {
+                match crate::diag::did_you_mean(v, values.iter().copied()) {
+                    Some(close) => format!("no node carries {k}={v}; did you mean {k}={close}?"),
+                    None => {
+                        let shown: Vec<String> = values.iter().take(5).map(|x| format!("{k}={x}")).collect();
+                        format!("no node carries {k}={v}; nodes carry {}", shown.join(", "))
+                    }
+                }
+            }
+        }
+        None => "each label is on some node, but no node carries them all".to_string(),
+    };
+    let pairs: Vec<String> = p.node_selector.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    out.push(
+        Diag::warning(
+            Code::SelectorMatchesNothing,
+            format!(
+                "no node satisfies the node_selector of profile `{}` of `{}` ({})",
+                p.name,
+                m.name,
+                pairs.join(", ")
+            ),
+        )
+        .at(&cat.src, p.selector_span, "no node carries these labels")
+        .help(help),
     );
 }

@@ -56,6 +56,7 @@ pub struct Profile {
     pub priority_span: Span,
     /// Sorted by key: placement checks (and reports) keys in that order.
     pub node_selector: Vec<(String, String)>,
+    pub selector_span: Span,
     /// The node taints it may be placed despite (docs/catalog.md); a GPU
     /// profile also tolerates `nvidia.com/gpu` taints without saying so.
     pub tolerations: Vec<crate::taints::Toleration>,
@@ -329,11 +330,11 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
     let engine_name = engine_node.and_then(|n| dec.string(n, "engine"));
     let class_node = t.get("gpu_class");
     let class = class_node.and_then(|n| dec.string(n, "gpu_class"));
-    let gpus_node = t.get("gpus_per_node");
-    let nodes_node = t.get("nodes");
+    let (gpus_node, nodes_node) = (t.get("gpus_per_node"), t.get("nodes"));
     let priority_node = t.get("priority");
     let priority = priority_node.map(|n| dec.int(n, "priority"));
     let selector = t.get("node_selector").map(|n| dec.string_map(n, "node_selector"));
+    let selector_span = t.get("node_selector").map(|n| n.span);
     let tolerations = t.optional(dec, "tolerations", toleration_list);
     let min_memory = t.get("min_memory_gb").map(|n| dec.uint(n, "min_memory_gb", u64::MAX >> 1));
     let disk_node = t.get("min_disk_gb");
@@ -412,6 +413,7 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         priority: priority.unwrap_or(Some(0))?,
         priority_span: priority_node.map_or(span, |n| n.span),
         node_selector: node_selector?,
+        selector_span: selector_span.unwrap_or(span),
         tolerations: tolerations.unwrap_or_default(),
         min_memory_gb: min_memory.unwrap_or(Some(0))?,
         min_disk_gb: min_disk.unwrap_or(Some(0))?,

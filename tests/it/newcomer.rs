@@ -110,3 +110,24 @@ fn a_node_without_the_class_is_kept_apart_from_one_whose_gpus_are_taken() {
         "{reasons:?}"
     );
 }
+
+#[test]
+fn lint_names_a_node_selector_no_node_satisfies_with_the_closest_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = write(
+        dir.path(),
+        "c.toml",
+        "[[model]]\nname = \"m\"\nsource = \"Qwen/Qwen2.5-7B-Instruct-GGUF:Q4_K_M\"\n[[model.profile]]\nname = \"p\"\nengine = \"llama.cpp\"\npriority = 1\n\
+         node_selector = { role = \"cpus\" }\n[[model.profile]]\nname = \"q\"\nengine = \"llama.cpp\"\nnode_selector = { rol = \"cpu\" }\n",
+    );
+    let inv = write(
+        dir.path(),
+        "fleet.toml",
+        "[[node]]\nid = \"n1\"\nstate = \"ready\"\nlabels = { role = \"cpu\" }\n[[node]]\nid = \"n2\"\nstate = \"ready\"\nlabels = { role = \"gpu\" }\n",
+    );
+    let out = run(&["lint", cat.to_str().unwrap(), "--inventory", inv.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(err.contains("llmgw::catalog::selector-matches-nothing"), "{err}");
+    assert!(err.contains("no node carries role=cpus; did you mean role=cpu?"), "{err}");
+    assert!(err.contains("no node has a label `rol`; did you mean `role`?"), "{err}");
+}
