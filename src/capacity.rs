@@ -94,6 +94,19 @@ fn template(add: &Add, inv: &Inventory) -> Result<Node, Diag> {
     }
 }
 
+/// Replicas `replica..=through` of a model that even the added nodes
+/// leave unplaced, and what the added nodes said.
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct Left {
+    pub model: String,
+    pub replica: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub through: Option<u32>,
+    /// The reason most added nodes gave (the seed's text), else why the
+    /// replica was left.
+    pub reason: String,
+}
+
 #[derive(Serialize)]
 pub struct Answer {
     pub shape: String,
@@ -109,6 +122,10 @@ pub struct Answer {
     /// unplaced: the answer was given without adding any.
     #[serde(skip)]
     pub useless: bool,
+    /// When not everything places: the replicas left, and why an added
+    /// node does not hold them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left: Vec<Left>,
     #[serde(skip)]
     pub plans: u32,
 }
@@ -148,6 +165,7 @@ pub fn search(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Ans
         placed_without: without,
         placed_with: without,
         useless: false,
+        left: Vec::new(),
         plans: 1,
     };
     if without >= wanted {
@@ -156,6 +174,7 @@ pub fn search(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Ans
     if !any_held(cat, &plan0, &base, &id) {
         answer.added = None;
         answer.useless = true;
+        answer.left = left(cat, &fleet_with(1));
         return Ok(answer);
     }
     // Past this many added nodes, some are empty in every plan: an empty
@@ -182,6 +201,7 @@ pub fn search(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Ans
     if with < wanted {
         answer.added = None;
         answer.placed_with = with;
+        answer.left = left(cat, &fleet_with(hi));
     } else {
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
@@ -201,6 +221,45 @@ pub fn search(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Ans
     }
     answer.plans = memo.len() as u32;
     Ok(answer)
+}
+
+/// The replicas a plan on `fleet` leaves unplaced, in runs, each with the
+/// reason most added nodes (`add-...`) gave for its first profile tried.
+fn left(cat: &Catalog, fleet: &Inventory) -> Vec<Left> {
+    let (plan, f) = placement::plan_with_fleet(cat, fleet, Options::default());
+    let names = crate::report::Names::new(cat, &f);
+    let mut out: Vec<Left> = Vec::new();
+    for d in &plan.decisions {
+        let placement::Decision::Unplaced { model, replica, why } = d else { continue };
+        let mut counts: Vec<(placement::Reason, u32, u32)> = Vec::new();
+        for r in why.rejections.iter().filter(|r| r.node.is_some_and(|n| names.node(n).starts_with("add-"))) {
+            match counts.iter_mut().find(|c| c.0 == r.reason) {
+                Some(c) => c.2 += 1,
+                None => counts.push((r.reason, r.profile, 1)),
+            }
+        }
+        let reason = match counts.iter().max_by_key(|c| c.2) {
+            Some(&(reason, profile, _)) => names.reason(reason, names.profile(*model, profile)),
+            // No added node was even a candidate: every profile spans nodes,
+            // and added nodes on no fabric join no fabric's pool.
+            None if cat.models[*model as usize].profiles.iter().all(|p| p.nodes > 1) => {
+                "its profiles span nodes of one fabric; the added nodes are on none (give --add SHAPE@FABRIC)"
+                    .to_string()
+            }
+            None => why.rejections.first().map_or_else(
+                || "no profile to try".to_string(),
+                |r| names.reason(r.reason, names.profile(*model, r.profile)),
+            ),
+        };
+        let name = &cat.models[*model as usize].name;
+        match out.last_mut() {
+            Some(l) if l.model == *name && l.reason == reason && l.through.unwrap_or(l.replica) + 1 == *replica => {
+                l.through = Some(*replica);
+            }
+            _ => out.push(Left { model: name.clone(), replica: *replica, through: None, reason }),
+        }
+    }
+    out
 }
 
 /// Whether added nodes could hold any profile of any replica left

@@ -1,6 +1,8 @@
 //! `capacity` output: one sentence, or `{"shape", "fabric", "added",
 //! "wanted", "placed_without", "placed_with"}`.
 
+use std::fmt::Write as _;
+
 use crate::capacity::Answer;
 
 pub fn json<W: std::io::Write>(out: W, a: &Answer) -> std::io::Result<()> {
@@ -8,6 +10,18 @@ pub fn json<W: std::io::Write>(out: W, a: &Answer) -> std::io::Result<()> {
 }
 
 pub fn human(a: &Answer, max: u32) -> String {
+    let mut text = sentence(a, max);
+    for l in &a.left {
+        let which = match l.through {
+            Some(t) => format!("replicas {}-{t}", l.replica),
+            None => format!("replica {}", l.replica),
+        };
+        let _ = writeln!(text, "  {} {which}: {}", l.model, l.reason);
+    }
+    text
+}
+
+fn sentence(a: &Answer, max: u32) -> String {
     let on = a.fabric.as_deref().map(|f| format!(" on {f}")).unwrap_or_default();
     if a.useless {
         return format!(

@@ -429,7 +429,9 @@ fn capacity_on_the_example_fleet() {
     assert_eq!(code(&out), 1, "CPU nodes never hold the GPU replicas: {}", transcript(&out));
     assert_eq!(
         json(&out),
-        serde_json::json!({"shape": "cpu", "fabric": null, "added": null, "wanted": 14, "placed_without": 12, "placed_with": 12})
+        serde_json::json!({"shape": "cpu", "fabric": null, "added": null, "wanted": 14, "placed_without": 12, "placed_with": 12,
+            "left": [{"model": "llama-3.1-405b", "replica": 1, "reason": "does not have vllm installed"},
+                     {"model": "deepseek-v3", "replica": 0, "reason": "its profiles span nodes of one fabric; the added nodes are on none (give --add SHAPE@FABRIC)"}]})
     );
     let out = run(&["capacity", CATALOG, "-i", FLEET, "--add", "dgx-h10"]);
     assert_eq!(code(&out), 2);

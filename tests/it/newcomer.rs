@@ -131,3 +131,26 @@ fn lint_names_a_node_selector_no_node_satisfies_with_the_closest_label() {
     assert!(err.contains("no node carries role=cpus; did you mean role=cpu?"), "{err}");
     assert!(err.contains("no node has a label `rol`; did you mean `role`?"), "{err}");
 }
+
+#[test]
+fn capacity_that_falls_short_names_the_replicas_left_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path().join("fleet.toml");
+    assert_eq!(code(&run(&["inventory", "synth", "dgx-h100:1", "-o", inv.to_str().unwrap()])), 0);
+    let cat = write(
+        dir.path(),
+        "c.toml",
+        "[[model]]\nname = \"big\"\nreplicas = 2\n[[model.profile]]\nname = \"tp8\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n\
+         gpus_per_node = 8\nmin_memory_gb = 99999\n",
+    );
+    let args = ["capacity", cat.to_str().unwrap(), "-i", inv.to_str().unwrap(), "--add", "dgx-h100", "--max", "4"];
+    let out = run(&args);
+    assert_eq!(code(&out), 1, "{}", transcript(&out));
+    assert!(stdout(&out).contains("  big replicas 0-1: has 2015 GB of memory, needs 99999"), "{}", stdout(&out));
+    let out = llmgw().args(args).args(["--format", "json"]).output().unwrap();
+    let j = json(&out);
+    assert_eq!(
+        j["left"],
+        serde_json::json!([{"model": "big", "replica": 0, "through": 1, "reason": "has 2015 GB of memory, needs 99999"}])
+    );
+}

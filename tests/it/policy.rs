@@ -381,14 +381,15 @@ fn capacity_answers_at_once_when_no_added_node_could_help() {
     assert_eq!(code(&out), 1, "{}", transcript(&out));
     assert_eq!(
         stdout(&out),
-        "no dgx-h100 node could hold any profile of the 1000000 unplaced replicas, so adding them cannot help: 0/1000000 replicas placed\n"
+        "no dgx-h100 node could hold any profile of the 1000000 unplaced replicas, so adding them cannot help: 0/1000000 replicas placed\n  b replicas 0-999999: has 0 free b200 GPUs, needs 1\n"
     );
     let mut json_args = args.to_vec();
     json_args.extend(["--format", "json"]);
     let v = json(&run(&json_args));
     assert_eq!(
         v,
-        json!({"shape": "dgx-h100", "fabric": null, "added": null, "wanted": 1000000, "placed_without": 0, "placed_with": 0})
+        json!({"shape": "dgx-h100", "fabric": null, "added": null, "wanted": 1000000, "placed_without": 0, "placed_with": 0,
+               "left": [{"model": "b", "replica": 0, "through": 999_999, "reason": "has 0 free b200 GPUs, needs 1"}]})
     );
 }
 
