@@ -94,7 +94,7 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
         Ok(f) => f,
         Err(why) => {
             warnings.push(Diag::warning(Code::NoGpus, format!("no GPUs reported: {why}")).help(
-                "this node is reported as CPU-only; CPU-capable engines (llama.cpp, ollama) can still be placed here",
+                "this node is reported as CPU-only; CPU-capable engines (llama.cpp, ollama) can be placed here where they are installed (found on PATH)",
             ));
             Vec::new()
         }
