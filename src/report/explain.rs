@@ -6,12 +6,38 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::{Names, PlacementJson, RejectionJson};
-use crate::placement::{Attempt, Plan, Reason};
+use std::collections::HashMap;
+
+use crate::placement::{Attempt, Decision, Plan, PoolTally, Reason};
 
 #[derive(Serialize)]
 struct ExplainDoc<'a> {
     model: &'a str,
     replicas: Vec<ReplicaJson<'a>>,
+}
+
+/// For each replica placed with a profile after others failed: the
+/// nearest nodes of the profiles that failed, with what this plan put on
+/// them before it ("taken in this plan"), as `place` says of an unplaced
+/// replica.
+fn fallbacks<'a>(names: &Names<'a>, plan: &Plan, model: u32) -> HashMap<u32, Vec<super::reasons::Closest<'a>>> {
+    let mut out = HashMap::new();
+    super::reasons::walk(names, &plan.decisions, |d, so_far| {
+        let Decision::Placed(p) = d else { return };
+        if p.model != model {
+            return;
+        }
+        let Some(a) = plan.attempts.iter().find(|a| a.replica == p.replica) else { return };
+        let failed: Vec<PoolTally> = a.tallies.iter().filter(|t| t.profile != p.profile).cloned().collect();
+        if failed.is_empty() {
+            return;
+        }
+        let closest = super::reasons::closest_of(names, model, &a.rejections, &failed, so_far);
+        if closest.iter().any(|c| !c.nearest.is_empty()) {
+            out.insert(p.replica, closest);
+        }
+    });
+    out
 }
 
 #[derive(Serialize)]
@@ -75,6 +101,7 @@ fn why(names: &Names<'_>, p: &crate::placement::Placement, a: &Attempt) -> Strin
 }
 
 pub fn human(names: &Names<'_>, plan: &Plan, model: u32, attempts: &[&Attempt], verbose: bool) -> String {
+    let fell_back = fallbacks(names, plan, model);
     let m = names.model(model);
     let mut out = String::new();
     let _ = writeln!(
@@ -134,6 +161,13 @@ pub fn human(names: &Names<'_>, plan: &Plan, model: u32, attempts: &[&Attempt], 
         }
         for line in memory_lines(names, model, a) {
             let _ = writeln!(out, "  {line}");
+        }
+        if a.placement.is_some()
+            && let Some(closest) = fell_back.get(&a.replica)
+        {
+            for line in super::place::closest_lines(closest) {
+                let _ = writeln!(out, "  {line}");
+            }
         }
         if verbose && !a.rejections.is_empty() {
             let _ = writeln!(out, "  every rejection, in the order tried:");

@@ -407,7 +407,7 @@ fn existing_lines(names: &Names<'_>, out: &mut String) {
 /// For each pool's nearest nodes: "closest in none/h100-80gb-hbm3 (tp8):"
 /// then "  gpu-h100-02 has 4 free, needs 8; 4 taken in this plan by
 /// llama-3.1-70b r1 (GPUs 0-3)".
-fn closest_lines(closest: &[Closest<'_>]) -> Vec<String> {
+pub(super) fn closest_lines(closest: &[Closest<'_>]) -> Vec<String> {
     let mut lines = Vec::new();
     for c in closest.iter().filter(|c| !c.nearest.is_empty()) {
         lines.push(format!("closest in {} ({}):", c.pool, c.profile));

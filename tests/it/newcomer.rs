@@ -154,3 +154,15 @@ fn capacity_that_falls_short_names_the_replicas_left_and_why() {
         serde_json::json!([{"model": "big", "replica": 0, "through": 1, "reason": "has 2015 GB of memory, needs 99999"}])
     );
 }
+
+#[test]
+fn explain_of_a_replica_that_fell_back_says_who_took_the_gpus_it_wanted() {
+    let root = root();
+    let (cat, inv) = (root.join("catalog/fleet.toml"), root.join("examples/fleet.toml"));
+    let args = ["explain-placement", cat.to_str().unwrap(), "--model", "qwen2.5-72b", "-i", inv.to_str().unwrap()];
+    let out = run(&args);
+    let text = stdout(&out);
+    assert!(text.contains("replica 1: placed with profile a100-tp4"), "{text}");
+    assert!(text.contains("closest in none/h100-80gb-hbm3 (h100-tp4-zone-a):"), "{text}");
+    assert!(text.contains("gpu-h100-02 has 3 free, needs 4; 5 taken in this plan by llama-3.1-8b r3 (GPUs 0) and llama-3.1-70b r2 (GPUs 1-4)"), "{text}");
+}
