@@ -55,6 +55,7 @@ codes! {
     DiskWithoutSource => "llmgw::catalog::disk-without-source", "min_disk_gb with no source, so it can never be checked";
     EqualPriority => "llmgw::catalog::equal-priority", "two profiles of a model with the same priority";
     UnknownGpuClass => "llmgw::catalog::unknown-gpu-class", "a gpu_class that no node of the inventory has";
+    ClassAlias => "llmgw::catalog::class-alias", "a GPU class the fleet also has under a longer or shorter name";
     SelectorMatchesNothing => "llmgw::catalog::selector-matches-nothing", "a node_selector that no node of the inventory satisfies";
     UnknownMigProfile => "llmgw::catalog::unknown-mig-profile", "a mig_profile that no GPU of the inventory offers";
     NeverFits => "llmgw::catalog::never-fits", "a profile no node of the inventory could ever hold";

@@ -291,7 +291,7 @@ fn from_arch(dec: &mut Decoder, n: &Node<'_>) -> Option<ModelShape> {
 }
 
 /// A profile's settings for the fit, as written; resolved with the model.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct FitFields {
     /// (type, bytes a parameter, where).
     dtype: Option<(f64, Span)>,

@@ -191,6 +191,28 @@ fn requests(cat: &Catalog, m: &Model, p: &Profile, facts: &Facts<'_>, out: &mut 
 fn hardware(cat: &Catalog, m: &Model, p: &Profile, facts: &Facts<'_>, out: &mut Vec<Diag>) {
     let Some(class) = p.gpu_class.as_deref() else { return };
     let has_class = facts.most_per_class.contains_key(class);
+    // A class of a list is said of once, when no class of the list is there.
+    let listed = !p.classes.is_empty();
+    if listed
+        && (p.classes.first().map(String::as_str) != Some(class)
+            || p.classes.iter().any(|c| facts.most_per_class.contains_key(c.as_str())))
+    {
+        return;
+    }
+    // One GPU under two names (GFD's `h100-80gb-hbm3`, a Slurm site's `h100`).
+    let alias = facts.most_per_class.keys().copied().find(|&other| {
+        other != class && (other.starts_with(&format!("{class}-")) || class.starts_with(&format!("{other}-")))
+    });
+    if let (false, Some(other)) = (listed, alias) {
+        out.push(
+            Diag::warning(
+                Code::ClassAlias,
+                format!("the fleet also has `{other}` GPUs, which may be the `{class}` of profile `{}` of `{}` under another name", p.name, m.name),
+            )
+            .at(&cat.src, p.class_span, "one of the names")
+            .help(format!("to place on both, list them: gpu_class = [\"{class}\", \"{other}\"]")),
+        );
+    }
     if !has_class {
         let help = if facts.most_per_class.is_empty() {
             "the inventory has no GPUs at all".to_string()

@@ -8,6 +8,7 @@ use crate::engines::Engine;
 use crate::inventory::normalize_class;
 
 mod arch;
+mod checks;
 mod fleet;
 mod values;
 
@@ -40,7 +41,7 @@ pub struct Model {
     pub profiles: Vec<Profile>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Profile {
     pub name: String,
     pub name_span: Span,
@@ -48,6 +49,11 @@ pub struct Profile {
     pub engine_span: Span,
     /// Normalised; `None` for a CPU-only profile.
     pub gpu_class: Option<String>,
+    /// A `gpu_class` list (the names GFD and a Slurm site give one GPU):
+    /// the profile is tried once per class, in list order, as that many
+    /// profiles of one name and priority; each of them holds the whole
+    /// list here. Empty for one class.
+    pub classes: Vec<String>,
     pub class_span: Span,
     /// 0 for a CPU-only profile.
     pub gpus_per_node: u32,
@@ -76,7 +82,7 @@ pub struct Profile {
 }
 
 /// A profile's fields for render: how its engine is started and what it is given.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Serving {
     /// The container image; `None`: the engine's default.
     pub image: Option<String>,
@@ -228,7 +234,7 @@ pub fn check(src: &Source) -> (Option<Catalog>, Vec<Diag>) {
         t.finish(&mut dec, ROOT_FIELDS);
     }
     let had_errors = dec.diags.iter().any(Diag::is_error);
-    cross_checks(&mut dec, &models);
+    checks::cross_checks(&mut dec, &models);
     let ok = !had_errors && !dec.diags.iter().any(Diag::is_error);
     let mut diags = dec.diags;
     crate::diag::sort(&mut diags);
@@ -271,6 +277,12 @@ fn model(dec: &mut Decoder, node: &doc::Node<'_>) -> Option<Model> {
             Some(items) => {
                 for item in items {
                     match profile(dec, item, source.as_deref()) {
+                        // One profile a class of its list, in list order.
+                        Some((p, fit)) if !p.classes.is_empty() => {
+                            for c in p.classes.clone() {
+                                profiles.push((Profile { gpu_class: Some(c), ..p.clone() }, fit.clone()));
+                            }
+                        }
                         Some(p) => profiles.push(p),
                         None => profiles_ok = false,
                     }
@@ -329,7 +341,6 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
     let engine_node = t.require(dec, "engine");
     let engine_name = engine_node.and_then(|n| dec.string(n, "engine"));
     let class_node = t.get("gpu_class");
-    let class = class_node.and_then(|n| dec.string(n, "gpu_class"));
     let (gpus_node, nodes_node) = (t.get("gpus_per_node"), t.get("nodes"));
     let priority_node = t.get("priority");
     let priority = priority_node.map(|n| dec.int(n, "priority"));
@@ -356,8 +367,8 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         ok &= crate::decode::no_control(dec, name, "profile name", name_span);
     }
     let class_span = class_node.map_or(span, |n| n.span);
-    let gpu_class = class.map(|c| normalize_class(&c));
-    if gpu_class.as_deref().is_some_and(str::is_empty) {
+    let (gpu_class, classes) = class_list(dec, class_node, class_span, &mut ok);
+    if gpu_class.as_deref().is_some_and(str::is_empty) || classes.iter().any(String::is_empty) {
         dec.error(Code::WrongType, class_span, "`gpu_class` is empty".into(), "no class left after normalising", None);
         ok = false;
     }
@@ -407,6 +418,7 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         engine: engine?,
         engine_span,
         gpu_class,
+        classes,
         class_span,
         gpus_per_node: gpus_per_node?,
         nodes: nodes?,
@@ -452,6 +464,31 @@ fn toleration_list(dec: &mut Decoder, n: &doc::Node<'_>) -> Option<Vec<crate::ta
         }
     }
     ok.then_some(out)
+}
+
+/// A profile's `gpu_class` (one, or a list), normalised: the first class,
+/// and the whole list when it names two or more.
+fn class_list(
+    dec: &mut Decoder,
+    node: Option<&doc::Node<'_>>,
+    span: Span,
+    ok: &mut bool,
+) -> (Option<String>, Vec<String>) {
+    let classes: Option<Vec<String>> = node.and_then(|n| match &n.value {
+        doc::Value::Array(_) => dec.string_list(n, "gpu_class"),
+        _ => dec.string(n, "gpu_class").map(|c| vec![c]),
+    });
+    let mut classes: Vec<String> = classes.unwrap_or_default().iter().map(|c| normalize_class(c)).collect();
+    if classes.is_empty() && node.is_some_and(|n| matches!(n.value, doc::Value::Array(_))) {
+        dec.error(Code::WrongType, span, "`gpu_class` is an empty list".into(), "no class", None);
+        *ok = false;
+    }
+    classes.dedup();
+    let first = classes.first().cloned();
+    if classes.len() < 2 {
+        classes.clear();
+    }
+    (first, classes)
 }
 
 /// The render-only fields of a profile; `None` when one is unusable.
@@ -520,62 +557,4 @@ fn serving(dec: &mut Decoder, t: &mut crate::decode::Table<'_, '_>) -> Option<Se
         kubernetes: kubernetes.ok()?.unwrap_or_default(),
         slurm: slurm.ok()?.unwrap_or_default(),
     })
-}
-
-fn cross_checks(dec: &mut Decoder, models: &[Model]) {
-    let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
-    for m in models {
-        if let Some(first) = seen.get(m.name.as_str()) {
-            let d = Diag::error(Code::DuplicateModel, format!("model `{}` is defined twice", m.name))
-                .at(&dec.src, m.name_span, "defined again here")
-                .label(*first, "first defined here")
-                .help("model names must be unique in a catalog: rename one, or merge their profiles");
-            dec.push(d);
-        } else {
-            seen.insert(&m.name, m.name_span);
-        }
-        let mut profiles: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
-        for p in &m.profiles {
-            if let Some(first) = profiles.get(p.name.as_str()) {
-                let d = Diag::error(
-                    Code::DuplicateProfile,
-                    format!("model `{}` has two profiles named `{}`", m.name, p.name),
-                )
-                .at(&dec.src, p.name_span, "defined again here")
-                .label(*first, "first defined here")
-                .help("profile names must be unique within a model");
-                dec.push(d);
-            } else {
-                profiles.insert(&p.name, p.name_span);
-            }
-            if p.min_disk_gb > 0 && p.source.is_none() {
-                let d = Diag::warning(
-                    Code::DiskWithoutSource,
-                    format!("profile `{}` of `{}` sets min_disk_gb but no source", p.name, m.name),
-                )
-                .at(&dec.src, p.min_disk_span, "never checked")
-                .help("the disk check only applies to weights llmgw can name: add `source` to the model or profile");
-                dec.push(d);
-            }
-        }
-        for (i, p) in m.profiles.iter().enumerate() {
-            if let Some(q) = m.profiles[..i].iter().find(|q| q.priority == p.priority) {
-                let d = Diag::warning(
-                    Code::EqualPriority,
-                    format!("profiles `{}` and `{}` of `{}` share priority {}", q.name, p.name, m.name, p.priority),
-                )
-                .at(&dec.src, p.priority_span, "same priority")
-                .label(q.priority_span, "as this one")
-                .help("ties are tried in file order; give each profile its own priority to say which comes first");
-                dec.push(d);
-                break;
-            }
-        }
-        if m.profiles.is_empty() && m.replicas > 0 {
-            let d = Diag::warning(Code::NoProfiles, format!("model `{}` has no profile", m.name))
-                .at(&dec.src, m.name_span, "nothing to place it with")
-                .help("add a [[model.profile]], or set replicas = 0");
-            dec.push(d);
-        }
-    }
 }

@@ -139,19 +139,22 @@ pub fn resolve<'a>(
             continue; // check::stale said which
         }
         let profile = match &e.profile {
-            Some(name) => match model.profiles.iter().find(|p| &p.name == name) {
-                Some(p) => p,
-                None => {
-                    gone(
-                        Diag::error(
-                            Code::UnknownModel,
-                            format!("the plan uses profile `{name}` of `{}`, which the catalog has not", e.model),
-                        )
-                        .help(STALE_HELP),
-                    );
-                    continue;
+            // Of a `gpu_class` list's profiles, the one of the planned GPUs' class.
+            Some(name) => {
+                match model.profiles.iter().filter(|p| &p.name == name).min_by_key(|p| misfit(p, e, &nodes).is_some()) {
+                    Some(p) => p,
+                    None => {
+                        gone(
+                            Diag::error(
+                                Code::UnknownModel,
+                                format!("the plan uses profile `{name}` of `{}`, which the catalog has not", e.model),
+                            )
+                            .help(STALE_HELP),
+                        );
+                        continue;
+                    }
                 }
-            },
+            }
             None => match fitting_profile(model, e, &nodes) {
                 Some(p) => p,
                 None => {

@@ -166,3 +166,42 @@ fn explain_of_a_replica_that_fell_back_says_who_took_the_gpus_it_wanted() {
     assert!(text.contains("closest in none/h100-80gb-hbm3 (h100-tp4-zone-a):"), "{text}");
     assert!(text.contains("gpu-h100-02 has 3 free, needs 4; 5 taken in this plan by llama-3.1-8b r3 (GPUs 0) and llama-3.1-70b r2 (GPUs 1-4)"), "{text}");
 }
+
+#[test]
+fn a_gpu_class_list_serves_one_catalog_for_slurm_and_kubernetes_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A Slurm node (gres `h100`) and a GPU Feature Discovery node (`h100-80gb-hbm3`).
+    let slurm = write(d, "nodes.txt", "NodeName=s1 State=IDLE Gres=gpu:h100:1 CPUTot=64 RealMemory=512000\n");
+    let (s, k, fleet) = (d.join("s.toml"), d.join("k.toml"), d.join("fleet.toml"));
+    assert_eq!(code(&run(&["inventory", "import", "slurm", slurm.to_str().unwrap(), "-o", s.to_str().unwrap()])), 0);
+    assert_eq!(code(&run(&["inventory", "synth", "dgx-h100:1", "--prefix", "k", "-o", k.to_str().unwrap()])), 0);
+    let merge = run(&["inventory", "merge", s.to_str().unwrap(), k.to_str().unwrap(), "-o", fleet.to_str().unwrap()]);
+    assert_eq!(code(&merge), 0, "{}", transcript(&merge));
+    let profile = |class: &str| {
+        format!(
+            "[[model]]\nname = \"m\"\nsource = \"org/m\"\nreplicas = 2\n[[model.profile]]\nname = \"tp1\"\nengine = \"vllm\"\n\
+             gpu_class = {class}\ngpus_per_node = 1\n"
+        )
+    };
+    // One name: lint says the fleet has the GPU under the other name too.
+    let one = write(d, "one.toml", &profile("\"h100-80gb-hbm3\""));
+    let out = run(&["lint", one.to_str().unwrap(), "-i", fleet.to_str().unwrap()]);
+    assert!(stderr(&out).contains("list them: gpu_class = [\"h100-80gb-hbm3\", \"h100\"]"), "{}", stderr(&out));
+    // The list: tried once per class in order, each replica on one class.
+    let list = write(d, "list.toml", &profile("[\"h100-80gb-hbm3\", \"h100\"]"));
+    let out = run(&["lint", list.to_str().unwrap(), "-i", fleet.to_str().unwrap()]);
+    assert!(stderr(&out).contains("0 errors, 0 warnings"), "{}", stderr(&out));
+    let out = run(&["place", list.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let j = json(&out);
+    let pools: Vec<&str> = j["placements"].as_array().unwrap().iter().map(|p| p["pool"].as_str().unwrap()).collect();
+    assert_eq!(pools, ["none/h100-80gb-hbm3", "none/h100"]);
+    assert!(j["placements"].as_array().unwrap().iter().all(|p| p["profile"] == "tp1"));
+    // Render asks each node for its own gres type.
+    let plan = placed_plan(d, &list, &fleet);
+    let out = render_plan("slurm", &plan, &list, &fleet, &[]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let text = stdout(&out);
+    assert!(text.contains("--gres=gpu:h100:1") && text.contains("--nodelist=s1"), "{text}");
+}
