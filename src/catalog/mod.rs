@@ -483,7 +483,8 @@ fn class_list(
         dec.error(Code::WrongType, span, "`gpu_class` is an empty list".into(), "no class", None);
         *ok = false;
     }
-    classes.dedup();
+    let mut seen = std::collections::HashSet::new();
+    classes.retain(|c| seen.insert(c.clone()));
     let first = classes.first().cloned();
     if classes.len() < 2 {
         classes.clear();
