@@ -132,10 +132,19 @@ pub fn closest_of<'a>(
 ) -> Vec<Closest<'a>> {
     // The GPU-count misses of each pool, gathered once: thousands of pools
     // (a node on thousands of fabrics) must not each scan every rejection.
+    let miss = |r: &Rejection| match (r.node, r.reason) {
+        (Some(n), Reason::Gpus { free } | Reason::Mig { free }) => Some((n, free)),
+        _ => None,
+    };
+    // A few pools: one pass over the rejections each is cheapest; many
+    // (a node on thousands of fabrics): gathered once, by pool.
     let mut misses: std::collections::HashMap<(u32, Pool), Vec<(u32, u32)>> = std::collections::HashMap::new();
-    for r in rejections {
-        if let (Some(n), Reason::Gpus { free } | Reason::Mig { free }) = (r.node, r.reason) {
-            misses.entry((r.profile, r.pool)).or_default().push((n, free));
+    let indexed = tallies.len() > 8;
+    if indexed {
+        for r in rejections {
+            if let Some(m) = miss(r) {
+                misses.entry((r.profile, r.pool)).or_default().push(m);
+            }
         }
     }
     tallies
@@ -143,13 +152,12 @@ pub fn closest_of<'a>(
         .map(|t| {
             let prof = names.profile(model, t.profile);
             let class = prof.gpu_class.as_deref().unwrap_or_default();
-            let mut near: Vec<(u32, u32)> = misses
-                .get(&(t.profile, t.pool))
-                .map_or(&[][..], Vec::as_slice)
-                .iter()
-                .copied()
-                .filter(|&(n, _)| has_hardware(names.fleet.node(n), prof))
-                .collect();
+            let mut near: Vec<(u32, u32)> = if indexed {
+                misses.get(&(t.profile, t.pool)).map_or_else(Vec::new, Clone::clone)
+            } else {
+                rejections.iter().filter(|r| r.profile == t.profile && r.pool == t.pool).filter_map(miss).collect()
+            };
+            near.retain(|&(n, _)| has_hardware(names.fleet.node(n), prof));
             // Most free first; ties keep the order tried.
             near.sort_by_key(|&(_, free)| std::cmp::Reverse(free));
             let needs = if prof.mig_profile.is_some() { 1 } else { prof.gpus_per_node };
