@@ -13,17 +13,27 @@ pub struct TextRecord {
     pub span: Span,
     /// Key, span of `Key=value`, span of the value.
     pub fields: Vec<(String, Span, Span)>,
+    /// Of a key given twice, the last is the record's own (a job: words a
+    /// user wrote in a free field come before Slurm's field); else the first.
+    last_wins: bool,
 }
 
 impl TextRecord {
-    /// A field's value; of a key printed twice, the last: words a user
-    /// wrote in a free field come before the field Slurm prints itself.
+    fn field(&self, key: &str) -> Option<&(String, Span, Span)> {
+        if self.last_wins {
+            self.fields.iter().rev().find(|f| f.0 == key)
+        } else {
+            self.fields.iter().find(|f| f.0 == key)
+        }
+    }
+
+    /// A field's value (of a key given twice, see `last_wins`).
     pub fn get<'t>(&self, src: &'t str, key: &str) -> Option<&'t str> {
-        self.fields.iter().rev().find(|f| f.0 == key).map(|f| &src[f.2.start..f.2.end])
+        self.field(key).map(|f| &src[f.2.start..f.2.end])
     }
 
     pub fn span_of(&self, key: &str) -> Option<Span> {
-        self.fields.iter().rev().find(|f| f.0 == key).map(|f| f.1)
+        self.field(key).map(|f| f.1)
     }
 }
 
@@ -80,7 +90,7 @@ pub fn records_in(src: &Source, lead: &str, help: &str, layout: &Layout) -> Resu
         }
         let starts = trimmed.strip_prefix(lead).is_some_and(|r| r.starts_with('='));
         if starts {
-            out.push(TextRecord { span: line, fields: Vec::new() });
+            out.push(TextRecord { span: line, fields: Vec::new(), last_wins: layout.tail.is_some() });
             in_tail = false;
             tail_at = None;
         }
@@ -274,6 +284,20 @@ mod tests {
         assert_eq!(read("NodeName=a State=IDLE\r\nNodeName=b State=DOWN\r\n"), lf);
         assert_eq!(read("NodeName=a State=IDLE\rNodeName=b State=DOWN\r"), lf);
         assert_eq!(lf.len(), 2);
+    }
+
+    #[test]
+    fn a_node_keeps_its_first_field_and_a_job_its_last() {
+        // An admin's reason that reads like a state does not change the node's.
+        let text = "NodeName=a State=DOWN Reason=bad State=IDLE\n";
+        let src = crate::diag::source("n.txt", text.to_string());
+        let r = &records(&src, "NodeName", "").unwrap()[0];
+        assert_eq!(r.get(text, "State"), Some("DOWN"));
+        // In a job, words in its command come before Slurm's own comment.
+        let text = "JobId=1 JobName=x\n   UserId=a(1)\n   Command=/x Comment=fake\n   WorkDir=/w\n   Comment=real\n";
+        let src = crate::diag::source("j.txt", text.to_string());
+        let r = &records_in(&src, "JobId", "", &job_layout()).unwrap()[0];
+        assert_eq!(r.get(text, "Comment"), Some("real"));
     }
 
     #[test]
