@@ -29,6 +29,26 @@ fn setup(dir: &Path, name: &str, replicas: u32) -> (PathBuf, PathBuf, PathBuf) {
     (plan, catalog, fleet)
 }
 
+/// Two plans of one fleet (2 and 3 replicas), the first rendered into
+/// `jobs`: the folder a second turn renders into.
+struct Turns {
+    plan2: PathBuf,
+    catalog2: PathBuf,
+    plan3: PathBuf,
+    catalog3: PathBuf,
+    fleet: PathBuf,
+    out_dir: PathBuf,
+}
+
+fn two_turns(dir: &Path) -> Turns {
+    let (plan2, catalog2, fleet) = setup(dir, "two", 2);
+    let (plan3, catalog3, _) = setup(dir, "three", 3);
+    let out_dir = dir.join("jobs");
+    let out = render_plan("slurm", &plan2, &catalog2, &fleet, &["-o", out_dir.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    Turns { plan2, catalog2, plan3, catalog3, fleet, out_dir }
+}
+
 #[test]
 fn a_hand_written_file_at_a_name_render_wants_is_refused_and_kept() {
     let dir = tempfile::tempdir().unwrap();
@@ -62,11 +82,8 @@ fn a_hand_written_file_at_a_name_render_wants_is_refused_and_kept() {
 #[test]
 fn a_second_render_into_a_folder_waits_for_the_first() {
     let dir = tempfile::tempdir().unwrap();
-    let (plan2, catalog2, fleet) = setup(dir.path(), "two", 2);
-    let (plan3, catalog3, _) = setup(dir.path(), "three", 3);
-    let out_dir = dir.path().join("jobs");
+    let Turns { plan2, catalog2, plan3, catalog3, fleet, out_dir } = two_turns(dir.path());
     let o = out_dir.to_str().unwrap();
-    assert_eq!(code(&render_plan("slurm", &plan2, &catalog2, &fleet, &["-o", o])), 0);
     let two = files(&out_dir);
     // While the folder is held, a render gives up after its wait, writing nothing.
     let held = std::fs::File::open(&out_dir).unwrap();
@@ -129,11 +146,8 @@ fn what_a_killed_render_left_is_cleaned_by_the_next() {
 #[test]
 fn endpoints_that_cannot_be_written_leave_the_folder_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
-    let (plan2, catalog2, fleet) = setup(dir.path(), "two", 2);
-    let (plan3, catalog3, _) = setup(dir.path(), "three", 3);
-    let out_dir = dir.path().join("jobs");
+    let Turns { plan3, catalog3, fleet, out_dir, .. } = two_turns(dir.path());
     let o = out_dir.to_str().unwrap();
-    assert_eq!(code(&render_plan("slurm", &plan2, &catalog2, &fleet, &["-o", o])), 0);
     let before = files(&out_dir);
     // Under a file: no folder can be made there.
     let nowhere = write(dir.path(), "a-file", "x").join("endpoints.json");
