@@ -9,8 +9,6 @@ mod pods;
 pub mod quantity;
 pub mod render;
 mod requests;
-mod scheduling;
-mod service;
 mod trust;
 
 use std::cell::OnceCell;

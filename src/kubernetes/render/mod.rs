@@ -1,29 +1,29 @@
 //! Kubernetes as the runtime of a plan: a Deployment pinned to its node for
 //! each single-node replica, a LeaderWorkerSet confined to its planned
 //! nodes for each multi-node one, and a Service per model in front of the
-//! pods that serve. See docs/kubernetes.md and docs/serving.md.
+//! pods that serve. Each kind of object has its own room: the workloads in
+//! `workload` (where they may run and what they ask for in `scheduling`),
+//! the Services in `service`. See docs/kubernetes.md and docs/serving.md.
+
+mod scheduling;
+mod service;
+mod workload;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
-use k8s_openapi::api::core::v1::{
-    Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource, ExecAction, HTTPGetAction,
-    HostPathVolumeSource, LocalObjectReference, ObjectFieldSelector, PodSpec, PodTemplateSpec, Probe,
-    SecretKeySelector, SecurityContext, Service, Volume, VolumeMount,
-};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::lws::{LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate, WORKER_INDEX_LABEL};
-use super::service::service;
+use super::lws::LeaderWorkerSet;
 use crate::diag::{Code, Diag};
-use crate::launch::{self, Platform, Ports, Role, Spec, Weights, default_image};
+use crate::launch::{self, Platform, Ports};
 use crate::plan::{Entry, Plan};
 use crate::render::names::{self, Want, label_value};
 use crate::render::out::{File, HEADER};
 use crate::render::{Endpoint, Job, Resolved};
+use service::service;
 
 /// What `render kubernetes` is told besides the plan.
 #[derive(Default)]
@@ -375,224 +375,5 @@ impl Ctx<'_, '_> {
             annotations: Some(annotations),
             ..ObjectMeta::default()
         }
-    }
-
-    fn object(&self) -> Object {
-        let e = self.entry();
-        let serves = [("llmgw.io/serves", "true")];
-        if e.nodes.len() <= 1 {
-            let template = PodTemplateSpec {
-                metadata: Some(ObjectMeta { namespace: None, ..self.meta(None, &serves) }),
-                spec: Some(self.pod(Role::Single, &[&e.nodes[0].node])),
-            };
-            let selector: BTreeMap<String, String> =
-                self.labels().into_iter().filter(|(k, _)| k == "llmgw.io/model" || k == "llmgw.io/replica").collect();
-            return Object::Deployment(Box::new(Deployment {
-                metadata: self.meta(Some(self.name.clone()), &[]),
-                spec: Some(DeploymentSpec {
-                    replicas: Some(1),
-                    selector: LabelSelector { match_labels: Some(selector), ..LabelSelector::default() },
-                    // A surge pod pinned to the same node would wait for
-                    // the GPUs its predecessor holds.
-                    strategy: Some(DeploymentStrategy { type_: Some("Recreate".into()), ..Default::default() }),
-                    template,
-                    ..DeploymentSpec::default()
-                }),
-                ..Deployment::default()
-            }));
-        }
-        // The leader on the node of the lowest id, the same whether the
-        // replica is newly placed (listed by rank) or runs (listed by id):
-        // a template that changes from turn to turn restarts the group.
-        let mut ids: Vec<&str> = e.nodes.iter().map(|a| a.node.as_str()).collect();
-        ids.sort_unstable();
-        let leader_node = [ids[0]];
-        let worker_nodes: Vec<&str> = ids[1..].to_vec();
-        let template = |role: Role, nodes: &[&str], extra: &[(&str, &str)]| PodTemplateSpec {
-            metadata: Some(ObjectMeta { namespace: None, ..self.meta(None, extra) }),
-            spec: Some(self.pod(role, nodes)),
-        };
-        Object::LeaderWorkerSet(Box::new(LeaderWorkerSet {
-            api_version: "leaderworkerset.x-k8s.io/v1".into(),
-            kind: "LeaderWorkerSet".into(),
-            metadata: self.meta(Some(self.name.clone()), &[]),
-            spec: LeaderWorkerSetSpec {
-                replicas: 1,
-                leader_worker_template: LeaderWorkerTemplate {
-                    size: i32::try_from(e.nodes.len()).unwrap_or(i32::MAX),
-                    restart_policy: Some("RecreateGroupOnPodRestart".into()),
-                    leader_template: template(Role::Leader, &leader_node, &serves),
-                    worker_template: template(Role::Worker, &worker_nodes, &[]),
-                },
-            },
-        }))
-    }
-
-    fn pod(&self, role: Role, nodes: &[&str]) -> PodSpec {
-        let j = self.job;
-        let shm = j.profile.serving.shm_gb.unwrap_or(16);
-        let mut volumes = vec![Volume {
-            name: "dshm".into(),
-            empty_dir: Some(EmptyDirVolumeSource {
-                medium: Some("Memory".into()),
-                size_limit: Some(Quantity(format!("{shm}Gi"))),
-            }),
-            ..Volume::default()
-        }];
-        let mut mounts = vec![VolumeMount { name: "dshm".into(), mount_path: "/dev/shm".into(), ..Default::default() }];
-        let (path, read_only, kind) = match &j.weights {
-            Weights::Local(p) => (p.clone(), true, None),
-            Weights::Hub(_) => (HF_CACHE.to_string(), false, Some("DirectoryOrCreate".to_string())),
-        };
-        volumes.push(Volume {
-            name: "weights".into(),
-            host_path: Some(HostPathVolumeSource { path: path.clone(), type_: kind }),
-            ..Volume::default()
-        });
-        mounts.push(VolumeMount {
-            name: "weights".into(),
-            mount_path: path,
-            // No default spelled out: `readOnly: false` is what a mount is.
-            read_only: read_only.then_some(true),
-            ..Default::default()
-        });
-        let tolerations = self.tolerations();
-        let knobs = &j.profile.serving.kubernetes;
-        let settings = self.settings;
-        let secrets =
-            if knobs.image_pull_secrets.is_empty() { &settings.image_pull_secrets } else { &knobs.image_pull_secrets };
-        PodSpec {
-            affinity: Some(self.affinity(nodes)),
-            containers: vec![self.container(role, mounts, nodes)],
-            tolerations: (!tolerations.is_empty()).then_some(tolerations),
-            volumes: Some(volumes),
-            priority_class_name: knobs.priority_class.clone().or_else(|| settings.priority_class.clone()),
-            service_account_name: knobs.service_account.clone().or_else(|| settings.service_account.clone()),
-            image_pull_secrets: (!secrets.is_empty())
-                .then(|| secrets.iter().map(|s| LocalObjectReference { name: s.clone() }).collect()),
-            // Time for requests in flight to finish once the engine is told
-            // to stop (it is the container's main process, so it is told).
-            termination_grace_period_seconds: Some(GRACE_S),
-            ..PodSpec::default()
-        }
-    }
-
-    fn container(&self, role: Role, mounts: Vec<VolumeMount>, nodes: &[&str]) -> Container {
-        let j = self.job;
-        let p = j.profile;
-        let ports = Ports::defaults(p);
-        let spec = Spec {
-            profile: p,
-            served_name: &j.entry.model,
-            weights: &j.weights,
-            nodes: j.nodes.len() as u32,
-            ports,
-            ray: j.ray,
-        };
-        let (command, args) = match (p.engine.name, role) {
-            // The llama.cpp server image's entrypoint is the server itself,
-            // and it is not on PATH there: give it arguments only.
-            ("llama.cpp", Role::Single) => (None, spec.argv().map(|v| v[1..].to_vec())),
-            (_, Role::Single) if p.engine.name != "ollama" => (spec.argv(), None),
-            _ => (Some(vec!["/bin/sh".into(), "-c".into(), spec.script(role, &LWS)]), None),
-        };
-        let serves = role != Role::Worker;
-        let probe = |period: i32, failures: i32| Probe {
-            http_get: Some(HTTPGetAction {
-                path: Some(launch::health_path(p.engine).into()),
-                port: IntOrString::String("http".into()),
-                ..HTTPGetAction::default()
-            }),
-            period_seconds: Some(period),
-            failure_threshold: Some(failures),
-            ..Probe::default()
-        };
-        // Ollama's server answers before its model is pulled: ready only
-        // once the model is there under the catalog's name.
-        let ready = if p.engine.name == "ollama" {
-            Probe {
-                exec: Some(ExecAction { command: Some(vec!["ollama".into(), "show".into(), j.entry.model.clone()]) }),
-                period_seconds: Some(10),
-                failure_threshold: Some(3),
-                ..Probe::default()
-            }
-        } else {
-            probe(10, 3)
-        };
-        // Loading weights (and waiting for the other nodes) takes long: the
-        // profile's start-up time before the server must answer.
-        let startup = launch::startup_timeout_s(p, j.model.weight_bytes);
-        let startup_failures = i32::try_from(startup.div_ceil(10)).unwrap_or(i32::MAX);
-        let rdma = self.settings.rdma.as_ref().filter(|_| j.nodes.len() > 1 && !j.hcas.is_empty());
-        Container {
-            name: names::dns(p.engine.name),
-            image: Some(
-                p.serving.image.clone().unwrap_or_else(|| default_image(p.engine.name, !p.cpu_only()).to_string()),
-            ),
-            command,
-            args,
-            env: Some(self.env(rdma.is_some())),
-            ports: serves.then(|| {
-                vec![ContainerPort {
-                    container_port: i32::from(ports.http),
-                    name: Some("http".into()),
-                    ..Default::default()
-                }]
-            }),
-            resources: Some(self.resources(rdma, nodes)),
-            startup_probe: serves.then(|| probe(10, startup_failures)),
-            readiness_probe: serves.then_some(ready),
-            // Once started, a server that stops answering is restarted.
-            liveness_probe: serves.then(|| probe(30, 3)),
-            security_context: rdma.map(|_| SecurityContext {
-                capabilities: Some(Capabilities { add: Some(vec!["IPC_LOCK".into()]), ..Default::default() }),
-                ..SecurityContext::default()
-            }),
-            volume_mounts: Some(mounts),
-            ..Container::default()
-        }
-    }
-
-    fn env(&self, rdma: bool) -> Vec<EnvVar> {
-        let j = self.job;
-        let var = |name: &str, value: String| EnvVar { name: name.into(), value: Some(value), ..EnvVar::default() };
-        let mut env: Vec<EnvVar> = j.profile.serving.env.iter().map(|(k, v)| var(k, v.clone())).collect();
-        if let Weights::Hub(_) = j.weights {
-            env.push(EnvVar {
-                name: "HF_TOKEN".into(),
-                value_from: Some(EnvVarSource {
-                    secret_key_ref: Some(SecretKeySelector {
-                        name: "llmgw-hf-token".into(),
-                        key: "token".into(),
-                        optional: Some(true),
-                    }),
-                    ..EnvVarSource::default()
-                }),
-                ..EnvVar::default()
-            });
-            env.push(var("HF_HOME", HF_CACHE.into()));
-            match j.profile.engine.name {
-                "llama.cpp" => env.push(var("LLAMA_CACHE", format!("{HF_CACHE}/llama.cpp"))),
-                "ollama" => env.push(var("OLLAMA_MODELS", format!("{HF_CACHE}/ollama"))),
-                _ => {}
-            }
-        }
-        if j.nodes.len() > 1 && j.profile.engine.name == "sglang" {
-            env.push(EnvVar {
-                name: LWS.rank.into(),
-                value_from: Some(EnvVarSource {
-                    field_ref: Some(ObjectFieldSelector {
-                        field_path: format!("metadata.labels['{WORKER_INDEX_LABEL}']"),
-                        ..ObjectFieldSelector::default()
-                    }),
-                    ..EnvVarSource::default()
-                }),
-                ..EnvVar::default()
-            });
-        }
-        if rdma {
-            env.push(var("NCCL_IB_HCA", j.hcas.join(",")));
-        }
-        env
     }
 }

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::render::Ctx;
+use super::Ctx;
 
 impl Ctx<'_, '_> {
     /// The profile's tolerations, and on a GPU pod `nvidia.com/gpu`
