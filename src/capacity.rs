@@ -87,7 +87,8 @@ fn template(add: &Add, inv: &Inventory) -> Result<Node, Diag> {
             copy.labels.extend(add.labels.clone());
             if let Some(f) = &add.fabric {
                 let hcas = n.fabrics.first().and_then(|x| x.hcas.clone());
-                copy.fabrics = vec![crate::inventory::Fabric { name: f.clone(), hcas }];
+                let kind = n.fabrics.first().map(|x| x.kind).unwrap_or_default();
+                copy.fabrics = vec![crate::inventory::Fabric { name: f.clone(), kind, hcas }];
             }
             Ok(copy)
         }

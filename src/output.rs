@@ -456,6 +456,7 @@ mod tests {
                     name: format!("GPU {t}"),
                     memory_mb: 1,
                     uuid: Some(t.to_string()),
+                    dra_device: None,
                     pci_bus_id: None,
                     mig: None,
                     class_override: None,
@@ -464,7 +465,11 @@ mod tests {
                     healthy: true,
                     mig_devices: Vec::new(),
                 }],
-                fabrics: vec![Fabric { name: format!("f{t}"), hcas: Some(vec![t.to_string()]) }],
+                fabrics: vec![Fabric {
+                    name: format!("f{t}"),
+                    kind: crate::inventory::FabricKind::Infiniband,
+                    hcas: Some(vec![t.to_string()]),
+                }],
                 allocations: Vec::new(),
                 origin: None,
             })

@@ -171,6 +171,7 @@ pub fn node_of(sh: &Shape, id: String, fabric: Option<&str>, mut labels: BTreeMa
             name: sh.gpu_name.to_string(),
             memory_mb: sh.gpu_memory_mb,
             uuid: None,
+            dra_device: None,
             pci_bus_id: None,
             mig: None,
             class_override: None,
@@ -201,7 +202,11 @@ pub fn node_of(sh: &Shape, id: String, fabric: Option<&str>, mut labels: BTreeMa
         gpus,
         fabrics: match fabric {
             Some(f) if sh.hcas > 0 => {
-                vec![Fabric { name: f.to_string(), hcas: Some((0..sh.hcas).map(|i| format!("mlx5_{i}")).collect()) }]
+                vec![Fabric {
+                    name: f.to_string(),
+                    kind: crate::inventory::FabricKind::Infiniband,
+                    hcas: Some((0..sh.hcas).map(|i| format!("mlx5_{i}")).collect()),
+                }]
             }
             _ => Vec::new(),
         },

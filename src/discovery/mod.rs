@@ -26,7 +26,7 @@ pub use config::NodeConfig;
 
 use crate::diag::{Code, Diag};
 use crate::engines::ENGINES;
-use crate::inventory::{Disk, Fabric, Gpu, MigDevice, Node, State, normalize_class};
+use crate::inventory::{Disk, Fabric, FabricKind, Gpu, MigDevice, Node, State, normalize_class};
 
 /// The machine being discovered, seam by seam.
 pub struct Machine {
@@ -109,6 +109,7 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
             name: f.name.clone(),
             memory_mb: f.memory_mb,
             uuid: f.uuid.clone(),
+            dra_device: None,
             pci_bus_id: f.pci_bus_id.clone(),
             mig: f.mig,
             class_override: None,
@@ -122,6 +123,7 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
                     profile: m.profile.clone(),
                     memory_mb: m.memory_mb,
                     uuid: m.uuid.clone(),
+                    dra_device: None,
                 })
                 .collect(),
         })
@@ -172,7 +174,10 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
         weights,
         disk,
         gpus,
-        fabrics: fabrics.into_iter().map(|(name, hcas)| Fabric { name, hcas: Some(hcas) }).collect(),
+        fabrics: fabrics
+            .into_iter()
+            .map(|(name, hcas)| Fabric { name, kind: FabricKind::Infiniband, hcas: Some(hcas) })
+            .collect(),
         allocations: Vec::new(),
         origin: None,
     };

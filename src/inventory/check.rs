@@ -39,6 +39,15 @@ pub fn state(dec: &mut Decoder, s: &str, span: Span) -> Option<State> {
     st
 }
 
+pub fn fabric_kind(dec: &mut Decoder, s: &str, span: Span) -> Option<super::FabricKind> {
+    let kind = super::FabricKind::parse(s);
+    if kind.is_none() {
+        let help = crate::diag::suggest(s, super::FabricKind::ALL.iter().map(|k| k.as_str()), "a fabric is one of");
+        dec.error(Code::UnknownFabricKind, span, format!("unknown fabric kind `{s}`"), "unknown kind", Some(help));
+    }
+    kind
+}
+
 pub fn check_gpus(dec: &mut Decoder, n: &mut Node, mut raw: Vec<GpuPart>) {
     raw.sort_by_key(|g| g.gpu.index);
     for w in raw.windows(2) {

@@ -121,6 +121,7 @@ fn gpu(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<GpuPart> {
     let name = t.required(dec, "name", |dec, n| dec.string(n, "name"));
     let memory = t.optional(dec, "memory_mb", |dec, n| dec.uint(n, "memory_mb", I64));
     let uuid = t.optional(dec, "uuid", |dec, n| dec.string(n, "uuid"));
+    let dra = t.optional(dec, "dra_device", |dec, n| dec.string(n, "dra_device"));
     let pci = t.optional(dec, "pci_bus_id", |dec, n| dec.string(n, "pci_bus_id"));
     let mig = t.optional(dec, "mig", |dec, n| dec.boolean(n, "mig"));
     let class = t.optional(dec, "class", |dec, n| dec.string(n, "class"));
@@ -138,6 +139,7 @@ fn gpu(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<GpuPart> {
             name,
             memory_mb: memory.ok()?.unwrap_or(0),
             uuid: uuid.ok()?,
+            dra_device: dra.ok()?,
             pci_bus_id: pci.ok()?,
             mig: mig.ok()?,
             class_override,
@@ -159,10 +161,16 @@ fn mig_device(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<(MigDevice, Spa
     let profile = t.required(dec, "profile", |dec, n| dec.string(n, "profile"));
     let memory = t.optional(dec, "memory_mb", |dec, n| dec.uint(n, "memory_mb", I64));
     let uuid = t.optional(dec, "uuid", |dec, n| dec.string(n, "uuid"));
+    let dra = t.optional(dec, "dra_device", |dec, n| dec.string(n, "dra_device"));
     let span = t.span;
     t.finish(dec, fields::names::<RawMig>());
-    let device =
-        MigDevice { index: index? as u32, profile: profile?, memory_mb: memory.ok()?.unwrap_or(0), uuid: uuid.ok()? };
+    let device = MigDevice {
+        index: index? as u32,
+        profile: profile?,
+        memory_mb: memory.ok()?.unwrap_or(0),
+        uuid: uuid.ok()?,
+        dra_device: dra.ok()?,
+    };
     Some((device, index_node.map_or(span, |n| n.span)))
 }
 
@@ -170,6 +178,10 @@ fn fabric(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Fabric> {
     let mut t = dec.table(item, "fabric")?;
     let name_node = t.require(dec, "name");
     let name = name_node.and_then(|n| dec.string(n, "name"));
+    let kind = t.optional(dec, "kind", |dec, n| {
+        let s = dec.string(n, "kind")?;
+        super::check::fabric_kind(dec, &s, n.span)
+    });
     let hcas = t.optional(dec, "hcas", |dec, n| dec.string_list(n, "hcas"));
     let span = t.span;
     t.finish(dec, fields::names::<RawFabric>());
@@ -178,7 +190,7 @@ fn fabric(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<Fabric> {
         dec.error(Code::MissingField, at, "a fabric's name is empty".into(), "empty", None);
         return None;
     }
-    Some(Fabric { name: name?, hcas: hcas.ok()? })
+    Some(Fabric { name: name?, kind: kind.ok()?.unwrap_or_default(), hcas: hcas.ok()? })
 }
 
 fn allocation(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<AllocPart> {

@@ -129,6 +129,7 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
             name: g.name,
             memory_mb: g.memory_mb,
             uuid: g.uuid,
+            dra_device: g.dra_device,
             pci_bus_id: g.pci_bus_id,
             mig: g.mig,
             class_override: g.class,
@@ -143,7 +144,13 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
             if !in_range(m.memory_mb) {
                 return None;
             }
-            let device = MigDevice { index: m.index, profile: m.profile, memory_mb: m.memory_mb, uuid: m.uuid };
+            let device = MigDevice {
+                index: m.index,
+                profile: m.profile,
+                memory_mb: m.memory_mb,
+                uuid: m.uuid,
+                dra_device: m.dra_device,
+            };
             migs.push((device, Span::default()));
         }
         gpus.push(GpuPart { gpu, index_span: Span::default(), peers, migs });
@@ -165,7 +172,7 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
         },
         disk: n.disk.map(|d| Disk { path: d.path, free_bytes: d.free_bytes, total_bytes: d.total_bytes }),
         gpus: Vec::new(),
-        fabrics: n.fabric.into_iter().map(|f| Fabric { name: f.name, hcas: f.hcas }).collect(),
+        fabrics: n.fabric.into_iter().map(|f| Fabric { name: f.name, kind: f.kind, hcas: f.hcas }).collect(),
         allocations: Vec::new(),
         // No spans on this path; a message that needs one reloads the file
         // on the spanned path first.

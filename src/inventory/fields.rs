@@ -84,6 +84,8 @@ pub struct RawGpu {
     #[serde(default, deserialize_with = "some")]
     pub uuid: Option<String>,
     #[serde(default, deserialize_with = "some")]
+    pub dra_device: Option<String>,
+    #[serde(default, deserialize_with = "some")]
     pub pci_bus_id: Option<String>,
     #[serde(default, deserialize_with = "some")]
     pub mig: Option<bool>,
@@ -108,12 +110,16 @@ pub struct RawMig {
     pub memory_mb: u64,
     #[serde(default, deserialize_with = "some")]
     pub uuid: Option<String>,
+    #[serde(default, deserialize_with = "some")]
+    pub dra_device: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawFabric {
     pub name: String,
+    #[serde(default)]
+    pub kind: super::FabricKind,
     #[serde(default, deserialize_with = "some")]
     pub hcas: Option<Vec<String>>,
 }
@@ -207,7 +213,7 @@ pub fn names<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
 mod tests {
     #[test]
     fn field_names_come_from_the_structs() {
-        assert_eq!(super::names::<super::RawFabric>(), ["name", "hcas"]);
+        assert_eq!(super::names::<super::RawFabric>(), ["name", "kind", "hcas"]);
         assert_eq!(super::names::<super::RawInventory>(), ["node"]);
         assert!(super::names::<super::RawNode>().contains(&"allocation"));
     }

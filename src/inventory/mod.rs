@@ -165,6 +165,10 @@ pub struct Gpu {
     pub memory_mb: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uuid: Option<String>,
+    /// The device's name in NVIDIA's DRA driver (`gpu-<minor>`), when the
+    /// cluster publishes its GPUs as ResourceSlices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dra_device: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pci_bus_id: Option<String>,
     /// MIG mode, when the GPU supports it.
@@ -194,6 +198,7 @@ impl Gpu {
             name: name.to_string(),
             memory_mb,
             uuid: None,
+            dra_device: None,
             pci_bus_id: None,
             mig: None,
             class_override: None,
@@ -220,15 +225,64 @@ pub struct MigDevice {
     pub memory_mb: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uuid: Option<String>,
+    /// Its name in NVIDIA's DRA driver (`gpu-0-mig-1g12gb-19-0`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dra_device: Option<String>,
+}
+
+impl MigDevice {
+    /// A device known by its place and profile only.
+    pub fn new(index: u32, profile: impl Into<String>, memory_mb: u64) -> MigDevice {
+        MigDevice { index, profile: profile.into(), memory_mb, uuid: None, dra_device: None }
+    }
+}
+
+/// What a fabric is made of. A multi-node replica is tried on NVLink
+/// domains first: tensor parallelism over NVLink is several times faster
+/// than over a network.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FabricKind {
+    #[default]
+    Infiniband,
+    Roce,
+    Nvlink,
+}
+
+impl FabricKind {
+    pub const ALL: [FabricKind; 3] = [FabricKind::Infiniband, FabricKind::Roce, FabricKind::Nvlink];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FabricKind::Infiniband => "infiniband",
+            FabricKind::Roce => "roce",
+            FabricKind::Nvlink => "nvlink",
+        }
+    }
+    pub fn parse(s: &str) -> Option<FabricKind> {
+        FabricKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+    fn is_default(&self) -> bool {
+        *self == FabricKind::Infiniband
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Fabric {
     pub name: String,
+    /// Absent in a file: InfiniBand, what every fabric was before kinds.
+    #[serde(skip_serializing_if = "FabricKind::is_default")]
+    pub kind: FabricKind,
     /// The node's adapters on it; `None`: not reported (an import from a
     /// scheduler cannot know them), never a reason to reject.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hcas: Option<Vec<String>>,
+}
+
+impl Fabric {
+    /// A network fabric known by name only (adapters not reported).
+    pub fn named(name: impl Into<String>) -> Fabric {
+        Fabric { name: name.into(), kind: FabricKind::Infiniband, hcas: None }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]

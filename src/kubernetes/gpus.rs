@@ -194,9 +194,7 @@ pub fn of(
                 x.mig = Some(true);
                 let here = left.min(per);
                 left -= here;
-                x.mig_devices = (0..here as u32)
-                    .map(|m| MigDevice { index: m, profile: profile.to_string(), memory_mb: memory, uuid: None })
-                    .collect();
+                x.mig_devices = (0..here as u32).map(|m| MigDevice::new(m, profile, memory)).collect();
                 x
             })
             .collect());
@@ -317,7 +315,7 @@ fn mixed(
                 let g = &mut all[k % in_mig as usize];
                 g.mig = Some(true);
                 let index = g.mig_devices.len() as u32;
-                g.mig_devices.push(MigDevice { index, profile: (*profile).to_string(), memory_mb: *mb, uuid: None });
+                g.mig_devices.push(MigDevice::new(index, *profile, *mb));
             }
             gpus = all;
         }
@@ -350,6 +348,7 @@ fn mixed(
                         profile: devices[d].0.to_string(),
                         memory_mb: devices[d].1,
                         uuid: None,
+                        dra_device: None,
                     })
                     .collect();
                 all.push(g);

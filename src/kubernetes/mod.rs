@@ -22,7 +22,7 @@ use serde_json::value::RawValue;
 use crate::diag::{Code, Diag, Source};
 use crate::doc::{self, Format, Span};
 use crate::import::Problems;
-use crate::inventory::{Fabric, Inventory, Node, State};
+use crate::inventory::{Fabric, FabricKind, Inventory, Node, State};
 
 /// What `inventory import kubernetes` is told besides the files.
 #[derive(Default)]
@@ -486,7 +486,7 @@ fn node(
             // An adapter list too long for a label is written as its count.
             let hcas =
                 (!value.bytes().all(|b| b.is_ascii_digit())).then(|| value.split('.').map(str::to_string).collect());
-            fabrics.push(Fabric { name: name.to_string(), hcas });
+            fabrics.push(Fabric { name: name.to_string(), kind: FabricKind::Infiniband, hcas });
         } else if let Some(gpu) = key.strip_prefix("llmgw.io/nvlink.").and_then(|g| g.parse::<u32>().ok()) {
             let peers: Vec<u32> = value.split('.').filter_map(|p| p.parse().ok()).collect();
             if let Some(g) = node.gpus.iter_mut().find(|g| g.index == gpu) {
@@ -504,7 +504,7 @@ fn node(
     if fabrics.is_empty()
         && let Some(name) = settings.fabric_label.as_ref().and_then(|k| labels.get(k))
     {
-        fabrics.push(Fabric { name: name.clone(), hcas: None });
+        fabrics.push(Fabric::named(name.clone()));
     }
     node.engines = engines;
     node.fabrics = fabrics;

@@ -273,7 +273,7 @@ impl Index {
         let prof = p.profile;
         let want = prof.nodes as usize;
         let usable = |n: u32| ok.has(n) && !fleet.avoided(n) && fleet.resource_check(n, p).is_ok();
-        for f in 0..fleet.fabrics.len() as u32 {
+        for &f in &fleet.fabric_order {
             let mut chosen: Vec<u32> = Vec::with_capacity(want);
             if prof.cpu_only() {
                 chosen.extend(self.by_fabric[f as usize].iter().copied().filter(|&n| usable(n)).take(want));

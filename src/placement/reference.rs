@@ -125,7 +125,7 @@ fn multi(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, out: &mut Attempt) -> Opt
     // Candidates are gathered per fabric and a replica is formed from within
     // one of them. There is no path that combines fabrics, however well the
     // nodes would otherwise fit.
-    for f in 0..fleet.fabrics.len() as u32 {
+    for &f in &fleet.fabric_order {
         let pool = Pool::Fabric(f);
         let mut cands = candidates(fleet, p, pi, pool, out);
         if (cands.len() as u32) < want {

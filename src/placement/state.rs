@@ -13,6 +13,9 @@ pub struct Fleet<'i> {
     pub inv: &'i Inventory,
     /// The sorted set of fabric names any node reports, whatever its state.
     pub fabrics: Vec<&'i str>,
+    /// The order a multi-node replica tries the fabrics in: NVLink domains
+    /// first, then the rest, each by name (with no NVLink domain, by name).
+    pub fabric_order: Vec<u32>,
     pub classes: Vec<&'i str>,
     class_ids: HashMap<&'i str, u32>,
     /// Per node: offset of its first GPU in the flat arrays below.
@@ -81,6 +84,7 @@ impl<'i> Fleet<'i> {
             inv.nodes.iter().flat_map(|node| node.fabrics.iter().map(|f| f.name.as_str())).collect();
         fabrics.sort_unstable();
         fabrics.dedup();
+        let fabric_order = fabric_order(inv, &fabrics);
         let mut classes: Vec<&str> =
             inv.nodes.iter().flat_map(|node| node.gpus.iter().map(|g| g.class.as_str())).collect();
         classes.sort_unstable();
@@ -109,6 +113,7 @@ impl<'i> Fleet<'i> {
             taint_parsed: Vec::new(),
             node_taints: Vec::with_capacity(n),
             fabrics,
+            fabric_order,
             classes,
             class_ids,
         };
@@ -510,6 +515,20 @@ pub struct Change {
     /// The class whose free GPUs changed, and their count before and after.
     pub free: Option<(u32, u32, u32)>,
     pub allocs_before: u32,
+}
+
+/// The fabrics' indices, NVLink domains (a fabric any node says is one)
+/// first; a stable partition, so each part stays in name order.
+fn fabric_order(inv: &Inventory, fabrics: &[&str]) -> Vec<u32> {
+    let mut nvlink = vec![false; fabrics.len()];
+    for f in inv.nodes.iter().flat_map(|n| &n.fabrics).filter(|f| f.kind == crate::inventory::FabricKind::Nvlink) {
+        if let Ok(i) = fabrics.binary_search(&f.name.as_str()) {
+            nvlink[i] = true;
+        }
+    }
+    let mut order: Vec<u32> = (0..fabrics.len() as u32).collect();
+    order.sort_by_key(|&f| !nvlink[f as usize]);
+    order
 }
 
 /// A node's fabrics by id, sorted, each once: a fabric listed twice counts

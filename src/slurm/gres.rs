@@ -173,6 +173,7 @@ pub fn node_gpus(gres: &str) -> Result<NodeGres, String> {
                     profile: devices[d].1.to_string(),
                     memory_mb: 0,
                     uuid: None,
+                    dra_device: None,
                 });
             }
             gpus.push(g);

@@ -168,7 +168,7 @@ fn node(input: &Input<'_>, i: usize, r: &Record, settings: &Settings, warnings: 
         .fabric_feature
         .as_ref()
         .and_then(|p| r.features.iter().find(|f| f.starts_with(p.as_str())))
-        .map(|f| vec![Fabric { name: f.clone(), hcas: None }])
+        .map(|f| vec![Fabric::named(f.clone())])
         .unwrap_or_default();
     let node = Node {
         id: r.name.clone(),
@@ -324,7 +324,7 @@ fn apply_topology(t: &Source, out: &mut [Built], warnings: &mut Vec<Diag>) -> Re
         .collect();
     for b in out.iter_mut() {
         if let Some(f) = topo.fabrics.get(&b.node.id) {
-            b.node.fabrics = f.iter().map(|name| Fabric { name: name.clone(), hcas: None }).collect();
+            b.node.fabrics = f.iter().map(|name| Fabric::named(name.clone())).collect();
         }
     }
     if !two.is_empty() {

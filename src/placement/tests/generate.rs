@@ -8,7 +8,8 @@ use proptest::prelude::*;
 
 pub(super) const CLASSES: &[&str] = &["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "NVIDIA L40S"];
 pub(super) const ENGINES: &[&str] = &["vllm", "sglang", "llama.cpp"];
-pub(super) const FABRICS: &[&str] = &["ib-a", "ib-b", "ib-c"];
+/// The last is an NVLink domain: tried first, though its name sorts last.
+pub(super) const FABRICS: &[&str] = &["ib-a", "ib-b", "ib-c", "nvl-z"];
 pub(super) const TAINTS: &[&str] =
     &["nvidia.com/gpu=present:NoSchedule", "sku=gpu:NoSchedule", "dedicated=llm:NoExecute", "soft:PreferNoSchedule"];
 pub(super) const TOLERATIONS: &[&str] =
@@ -283,14 +284,7 @@ pub(super) fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
                 }
             }
         }
-        for (f, adapters) in n.fabrics.iter().copied().collect::<BTreeMap<usize, u8>>() {
-            let _ = writeln!(s, "[[node.fabric]]\nname = \"{}\"", FABRICS[f]);
-            match adapters {
-                0 => s.push_str("hcas = [\"mlx5_0\"]\n"),
-                1 => s.push_str("hcas = []\n"),
-                _ => {}
-            }
-        }
+        fabrics_text(&mut s, n);
         let used = n.used.min(n.gpus);
         if used > 0 {
             let _ = writeln!(
@@ -378,4 +372,18 @@ pub(super) fn catalog_text(models: &[GenModel]) -> String {
         }
     }
     s
+}
+
+fn fabrics_text(s: &mut String, n: &GenNode) {
+    for (f, adapters) in n.fabrics.iter().copied().collect::<BTreeMap<usize, u8>>() {
+        let _ = writeln!(s, "[[node.fabric]]\nname = \"{}\"", FABRICS[f]);
+        if FABRICS[f].starts_with("nvl-") {
+            s.push_str("kind = \"nvlink\"\n");
+        }
+        match adapters {
+            0 => s.push_str("hcas = [\"mlx5_0\"]\n"),
+            1 => s.push_str("hcas = []\n"),
+            _ => {}
+        }
+    }
 }

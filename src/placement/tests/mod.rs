@@ -13,6 +13,7 @@ use crate::report::Names;
 
 mod generate;
 mod memory;
+mod nvlink;
 use generate::*;
 
 fn load(catalog: &str, inventory: &str) -> (Catalog, Inventory) {
