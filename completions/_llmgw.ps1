@@ -190,6 +190,8 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
         }
         'llmgw;inventory;import;kubernetes' {
             [CompletionResult]::new('--pods', '--pods', [CompletionResultType]::ParameterName, 'The output of `kubectl get pods -A -o json`: pods holding GPUs or CPUs become allocations')
+            [CompletionResult]::new('--resource-slices', '--resource-slices', [CompletionResultType]::ParameterName, 'The output of `kubectl get resourceslices -o json`: nodes whose GPUs NVIDIA''s DRA driver publishes get them from there, each with its UUID and device name')
+            [CompletionResult]::new('--claims', '--claims', [CompletionResultType]::ParameterName, 'The output of `kubectl get resourceclaims -A -o json`: the devices each allocated claim was given are held by its replica')
             [CompletionResult]::new('--fabric-label', '--fabric-label', [CompletionResultType]::ParameterName, 'A node label whose value names the node''s fabric, for nodes without llmgw''s own labels')
             [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Only pods in this namespace are llmgw''s replicas (repeatable); others with llmgw''s labels stay foreign [default: every namespace, with a warning]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write here (atomically) instead of stdout; the format follows the extension')
@@ -288,11 +290,12 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('--priority-class', '--priority-class', [CompletionResultType]::ParameterName, 'The PriorityClass of every pod (a profile''s `kubernetes.priority_class` wins)')
             [CompletionResult]::new('--service-account', '--service-account', [CompletionResultType]::ParameterName, 'The ServiceAccount of every pod (a profile''s `kubernetes.service_account` wins)')
             [CompletionResult]::new('--image-pull-secret', '--image-pull-secret', [CompletionResultType]::ParameterName, 'A Secret every pod pulls its image with; repeat for several (a profile''s `kubernetes.image_pull_secrets` wins)')
+            [CompletionResult]::new('--devices', '--devices', [CompletionResultType]::ParameterName, 'How pods get their GPUs: device-plugin (`nvidia.com/gpu` limits; the plugin picks which GPUs) or dra (a ResourceClaim per pod that admits exactly the planned GPUs, by UUID; needs NVIDIA''s DRA driver)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb')
             [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Refuse an input file larger than this many bytes')
             [CompletionResult]::new('--allow-stale', '--allow-stale', [CompletionResultType]::ParameterName, 'Render even when the catalog no longer has (or wants) some of the plan''s replicas: those are left out with a warning, not an error')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break

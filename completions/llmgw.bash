@@ -946,13 +946,21 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__inventory__subcmd__import__subcmd__kubernetes)
-            opts="-o -h -V --pods --fabric-label --namespace --output --format --color --max-input-bytes --help --version"
+            opts="-o -h -V --pods --resource-slices --claims --fabric-label --namespace --output --format --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --pods)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --resource-slices)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claims)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1368,7 +1376,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__render__subcmd__kubernetes)
-            opts="-i -o -n -h -V --catalog --inventory --output --endpoints --stop --allow-stale --format --namespace --rdma-resource --priority-class --service-account --image-pull-secret --color --max-input-bytes --help --version"
+            opts="-i -o -n -h -V --catalog --inventory --output --endpoints --stop --allow-stale --format --namespace --rdma-resource --priority-class --service-account --image-pull-secret --devices --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1428,6 +1436,10 @@ _llmgw() {
                     ;;
                 --image-pull-secret)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --devices)
+                    COMPREPLY=($(compgen -W "device-plugin dra" -- "${cur}"))
                     return 0
                     ;;
                 --color)

@@ -176,6 +176,8 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         }
         &'llmgw;inventory;import;kubernetes'= {
             cand --pods 'The output of `kubectl get pods -A -o json`: pods holding GPUs or CPUs become allocations'
+            cand --resource-slices 'The output of `kubectl get resourceslices -o json`: nodes whose GPUs NVIDIA''s DRA driver publishes get them from there, each with its UUID and device name'
+            cand --claims 'The output of `kubectl get resourceclaims -A -o json`: the devices each allocated claim was given are held by its replica'
             cand --fabric-label 'A node label whose value names the node''s fabric, for nodes without llmgw''s own labels'
             cand --namespace 'Only pods in this namespace are llmgw''s replicas (repeatable); others with llmgw''s labels stay foreign [default: every namespace, with a warning]'
             cand -o 'Write here (atomically) instead of stdout; the format follows the extension'
@@ -260,11 +262,12 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand --priority-class 'The PriorityClass of every pod (a profile''s `kubernetes.priority_class` wins)'
             cand --service-account 'The ServiceAccount of every pod (a profile''s `kubernetes.service_account` wins)'
             cand --image-pull-secret 'A Secret every pod pulls its image with; repeat for several (a profile''s `kubernetes.image_pull_secrets` wins)'
+            cand --devices 'How pods get their GPUs: device-plugin (`nvidia.com/gpu` limits; the plugin picks which GPUs) or dra (a ResourceClaim per pod that admits exactly the planned GPUs, by UUID; needs NVIDIA''s DRA driver)'
             cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
             cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand --allow-stale 'Render even when the catalog no longer has (or wants) some of the plan''s replicas: those are left out with a warning, not an error'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }

@@ -185,12 +185,14 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subc
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l priority-class -d 'The PriorityClass of every pod (a profile\'s `kubernetes.priority_class` wins)' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l service-account -d 'The ServiceAccount of every pod (a profile\'s `kubernetes.service_account` wins)' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l image-pull-secret -d 'A Secret every pod pulls its image with; repeat for several (a profile\'s `kubernetes.image_pull_secrets` wins)' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l devices -d 'How pods get their GPUs: device-plugin (`nvidia.com/gpu` limits; the plugin picks which GPUs) or dra (a ResourceClaim per pod that admits exactly the planned GPUs, by UUID; needs NVIDIA\'s DRA driver)' -r -f -a "device-plugin\t'`nvidia.com/gpu` limits: the device plugin picks which GPUs'
+dra\t'A DRA claim per pod that admits exactly the planned GPUs'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l allow-stale -d 'Render even when the catalog no longer has (or wants) some of the plan\'s replicas: those are left out with a warning, not an error'
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l catalog -d 'The catalog the plan was made from' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s i -l inventory -d 'The inventory to render on: the plan is checked against it (repeat to merge several)' -r -F

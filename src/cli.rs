@@ -268,6 +268,12 @@ pub struct KubernetesImportArgs {
     /// The output of `kubectl get pods -A -o json`: pods holding GPUs or CPUs become allocations
     #[arg(long, value_name = "PODS")]
     pub pods: Option<PathBuf>,
+    /// The output of `kubectl get resourceslices -o json`: nodes whose GPUs NVIDIA's DRA driver publishes get them from there, each with its UUID and device name
+    #[arg(long, value_name = "SLICES")]
+    pub resource_slices: Option<PathBuf>,
+    /// The output of `kubectl get resourceclaims -A -o json`: the devices each allocated claim was given are held by its replica
+    #[arg(long, value_name = "CLAIMS", requires = "resource_slices")]
+    pub claims: Option<PathBuf>,
     /// A node label whose value names the node's fabric, for nodes without llmgw's own labels
     #[arg(long, value_name = "KEY")]
     pub fabric_label: Option<String>,
@@ -381,6 +387,11 @@ pub struct RenderKubernetesArgs {
     /// profile's `kubernetes.image_pull_secrets` wins)
     #[arg(long, value_name = "NAME")]
     pub image_pull_secret: Vec<String>,
+    /// How pods get their GPUs: device-plugin (`nvidia.com/gpu` limits; the
+    /// plugin picks which GPUs) or dra (a ResourceClaim per pod that admits
+    /// exactly the planned GPUs, by UUID; needs NVIDIA's DRA driver)
+    #[arg(long, value_enum, value_name = "HOW", default_value = "device-plugin")]
+    pub devices: crate::kubernetes::render::Devices,
 }
 
 #[derive(Args, Debug)]

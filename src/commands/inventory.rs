@@ -50,12 +50,15 @@ pub fn synth(a: &cli::SynthArgs) -> Outcome {
 pub fn import_kubernetes(a: &cli::KubernetesImportArgs) -> Outcome {
     let nodes = load::read(&a.nodes)?;
     let pods = a.pods.as_deref().map(load::read).transpose()?;
+    let slices = a.resource_slices.as_deref().map(load::read).transpose()?;
+    let claims = a.claims.as_deref().map(load::read).transpose()?;
     for ns in &a.namespace {
         super::namespace(ns)?;
     }
     let namespaces = (!a.namespace.is_empty()).then(|| a.namespace.clone());
     let settings = crate::kubernetes::Settings { fabric_label: a.fabric_label.clone(), namespaces };
-    let (inv, warnings) = crate::kubernetes::import(&nodes, pods.as_ref(), &settings)?;
+    let dra = crate::kubernetes::Dra { slices: slices.as_ref(), claims: claims.as_ref() };
+    let (inv, warnings) = crate::kubernetes::import_with(&nodes, pods.as_ref(), &dra, &settings)?;
     crate::report::diagnostics::eprint(&warnings);
     write_import(&inv, a.output.as_deref(), a.format)
 }

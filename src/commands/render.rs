@@ -53,6 +53,7 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
         priority_class: a.priority_class.clone(),
         service_account: a.service_account.clone(),
         image_pull_secrets: a.image_pull_secret.clone(),
+        devices: a.devices,
     };
     if let Some(stop) = &a.common.stop {
         if !a.common.inventory.is_empty() {
@@ -72,10 +73,16 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
         Target::Dir(dir) => Some(out::lock(dir)?),
         Target::Stdout => None,
     };
+    if settings.devices == k8s::Devices::Dra {
+        let unpinnable = k8s::claims::unpinnable(&resolved);
+        if !unpinnable.is_empty() {
+            return Err(unpinnable.into());
+        }
+    }
     let r = k8s::render(&resolved, &settings);
     crate::report::diagnostics::eprint(&r.warnings);
-    let mut keep =
-        kept(&resolved, |names| k8s::workload_names(names).into_iter().map(|n| format!("{n}.yaml")).collect());
+    let mut keep: Vec<String> =
+        kept(&resolved, k8s::workload_names).iter().flat_map(|n| k8s::replica_files(n)).collect();
     // The Service of a model with nothing rendered (every replica pending)
     // stays too.
     let all: Vec<&crate::plan::Entry> = resolved.plan.entries.iter().collect();

@@ -278,6 +278,26 @@ pub struct Fabric {
     pub hcas: Option<Vec<String>>,
 }
 
+/// The fabric of an NVLink domain, from its clique (`<ClusterUUID>.<CliqueID>`,
+/// as GPU Feature Discovery's `nvidia.com/gpu.clique` label and NVML's
+/// fabric info give it; compared whole, since two racks may share a
+/// CliqueID): `nvl-` and the value, sanitised, cut to 63 characters with a
+/// short hash of the whole value when it does not fit.
+pub fn nvlink_fabric_name(clique: &str) -> String {
+    let clean: String = clique
+        .chars()
+        .flat_map(char::to_lowercase)
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-') { c } else { '-' })
+        .collect();
+    let name = format!("nvl-{clean}");
+    if name.len() <= 63 && clean == clique {
+        return name;
+    }
+    // Cut, or changed by sanitising (two values could now read alike).
+    let cut: String = name.chars().take(52).collect();
+    format!("{cut}-{}", crate::render::names::short_hash(clique, 10))
+}
+
 impl Fabric {
     /// A network fabric known by name only (adapters not reported).
     pub fn named(name: impl Into<String>) -> Fabric {

@@ -33,6 +33,9 @@ pub struct Job<'a> {
     pub hcas: Vec<String>,
     /// A multi-node vLLM that starts over Ray (`launch::vllm_over_ray`).
     pub ray: bool,
+    /// The NVLink domain a multi-node replica runs in, if it runs in one:
+    /// NCCL goes over NVLink there, not over a network's adapters.
+    pub nvlink: Option<String>,
 }
 
 /// What a replica asks for on each of its nodes; `None`: not known.
@@ -178,9 +181,10 @@ pub fn resolve<'a>(
         }
         let per_node = per_node(e);
         let resources = least(&per_node);
-        let hcas = hcas(e, &nodes);
+        let nvlink = nvlink(e, &nodes);
+        let hcas = if nvlink.is_some() { Vec::new() } else { hcas(e, &nodes) };
         let ray = crate::launch::vllm_over_ray(profile, &nodes);
-        jobs.push(Job { entry: e, model, profile, nodes, weights, resources, per_node, hcas, ray });
+        jobs.push(Job { entry: e, model, profile, nodes, weights, resources, per_node, hcas, ray, nvlink });
     }
     warnings.extend(resource_warning(&jobs));
     if errors.is_empty() { Ok(Resolved { plan, jobs, skipped, warnings }) } else { Err(errors) }
@@ -274,6 +278,26 @@ fn unrenderable(e: &Entry, profile: &Profile, nodes: &[&Node], weights: &Weights
         );
     }
     None
+}
+
+/// The NVLink domain of a multi-node replica: the fabric its plan entry
+/// names, else (a replica that already runs) the first NVLink domain by
+/// name that all its nodes are in; `None` where that is not an NVLink
+/// domain on every one of its nodes.
+fn nvlink(e: &Entry, nodes: &[&Node]) -> Option<String> {
+    use crate::inventory::FabricKind;
+    if nodes.len() < 2 {
+        return None;
+    }
+    let on = |name: &str| nodes.iter().all(|n| n.fabric(name).is_some_and(|f| f.kind == FabricKind::Nvlink));
+    match &e.fabric {
+        Some(f) => on(f).then(|| f.clone()),
+        None => {
+            let mut shared: Vec<&str> = nodes[0].fabrics.iter().map(|f| f.name.as_str()).filter(|f| on(f)).collect();
+            shared.sort_unstable();
+            shared.first().map(|f| (*f).to_string())
+        }
+    }
 }
 
 /// The adapters NCCL is told of: those the plan names, else (a replica

@@ -3,8 +3,12 @@
 //! nodes for each multi-node one, and a Service per model in front of the
 //! pods that serve. Each kind of object has its own room: the workloads in
 //! `workload` (where they may run and what they ask for in `scheduling`),
-//! the Services in `service`. See docs/kubernetes.md and docs/serving.md.
+//! the Services in `service`, DRA claim templates in `claims`, NVLink
+//! domains' ComputeDomains in `domain`. See docs/kubernetes.md and
+//! docs/serving.md.
 
+pub mod claims;
+pub mod domain;
 mod scheduling;
 mod service;
 mod workload;
@@ -14,11 +18,12 @@ use std::fmt::Write as _;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::resource::v1::ResourceClaimTemplate;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::lws::LeaderWorkerSet;
 use crate::diag::{Code, Diag};
-use crate::launch::{self, Platform, Ports};
+use crate::launch::{self, Platform, Ports, Role};
 use crate::plan::{Entry, Plan};
 use crate::render::names::{self, Want, label_value};
 use crate::render::out::{File, HEADER};
@@ -37,6 +42,18 @@ pub struct Settings {
     pub priority_class: Option<String>,
     pub service_account: Option<String>,
     pub image_pull_secrets: Vec<String>,
+    /// How pods get their GPUs.
+    pub devices: Devices,
+}
+
+/// How a pod asks for its GPUs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Devices {
+    /// `nvidia.com/gpu` limits: the device plugin picks which GPUs.
+    #[default]
+    DevicePlugin,
+    /// A DRA claim per pod that admits exactly the planned GPUs.
+    Dra,
 }
 
 /// A rendered object, in plan order.
@@ -44,25 +61,28 @@ pub enum Object {
     Deployment(Box<Deployment>),
     LeaderWorkerSet(Box<LeaderWorkerSet>),
     Service(Box<Service>),
+    ClaimTemplate(Box<ResourceClaimTemplate>),
+    ComputeDomain(Box<domain::ComputeDomain>),
 }
 
 impl Object {
-    pub fn name(&self) -> &str {
-        let meta = match self {
+    fn metadata(&self) -> &ObjectMeta {
+        match self {
             Object::Deployment(d) => &d.metadata,
             Object::LeaderWorkerSet(l) => &l.metadata,
             Object::Service(s) => &s.metadata,
-        };
-        meta.name.as_deref().unwrap_or_default()
+            Object::ClaimTemplate(c) => &c.metadata,
+            Object::ComputeDomain(c) => &c.metadata,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        self.metadata().name.as_deref().unwrap_or_default()
     }
 
     /// The model (exact, from the annotation) and replica it serves.
     pub fn replica(&self) -> (Option<String>, Option<u32>) {
-        let meta = match self {
-            Object::Deployment(d) => &d.metadata,
-            Object::LeaderWorkerSet(l) => &l.metadata,
-            Object::Service(s) => &s.metadata,
-        };
+        let meta = self.metadata();
         let model = meta.annotations.as_ref().and_then(|a| a.get("llmgw.io/model")).cloned();
         let replica = match self {
             Object::Service(_) => None,
@@ -75,6 +95,8 @@ impl Object {
     pub fn file_name(&self) -> String {
         match self {
             Object::Service(_) => format!("service-{}.yaml", self.name()),
+            Object::ClaimTemplate(_) => format!("resourceclaimtemplate-{}.yaml", self.name()),
+            Object::ComputeDomain(_) => format!("computedomain-{}.yaml", self.name()),
             _ => format!("{}.yaml", self.name()),
         }
     }
@@ -91,6 +113,8 @@ impl Object {
             Object::Deployment(d) => serde_saphyr::to_fmt_writer(out, d),
             Object::LeaderWorkerSet(l) => serde_saphyr::to_fmt_writer(out, l),
             Object::Service(s) => serde_saphyr::to_fmt_writer(out, s),
+            Object::ClaimTemplate(c) => serde_saphyr::to_fmt_writer(out, c),
+            Object::ComputeDomain(c) => serde_saphyr::to_fmt_writer(out, c),
         }
         .map_err(|e| e.to_string())
     }
@@ -173,6 +197,17 @@ const HF_CACHE: &str = "/var/cache/llmgw/huggingface";
 /// Seconds a deleted pod's engine has to finish the requests in flight.
 const GRACE_S: i64 = 120;
 
+/// The files a replica's objects are written to under `-o DIR`, by its
+/// workload's name: its workload, and the claim templates and
+/// ComputeDomain it may have.
+pub fn replica_files(workload: &str) -> Vec<String> {
+    let mut out = vec![format!("{workload}.yaml"), format!("computedomain-{workload}.yaml")];
+    for role in [Role::Single, Role::Leader, Role::Worker] {
+        out.push(format!("resourceclaimtemplate-{}.yaml", claims::template_name(workload, role)));
+    }
+    out
+}
+
 /// The workload names of a plan's replicas (Deployments up to 63
 /// characters, LeaderWorkerSets up to 45: their StatefulSets' pod names
 /// and revision labels append to it), the same for render and `--stop`.
@@ -242,6 +277,9 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
         let ctx = Ctx { job: j, name, model_label: &labels[j.entry.model.as_str()], settings: s };
         if j.nodes.len() > 1 && !j.hcas.is_empty() && s.rdma.is_none() {
             no_rdma.push(format!("{} r{}", j.entry.model, j.entry.replica));
+        }
+        for o in ctx.devices() {
+            out.objects.push(Written::of(&o));
         }
         out.objects.push(Written::of(&ctx.object()));
     }

@@ -51,6 +51,8 @@ impl Ctx<'_, '_> {
         let mut limits: BTreeMap<String, Quantity> = BTreeMap::new();
         let mut requests: BTreeMap<String, Quantity> = BTreeMap::new();
         match (&p.mig_profile, first.gpus.len()) {
+            // The pod's claim gives it its GPUs.
+            _ if self.claims_gpus() => {}
             (Some(m), _) => {
                 let single = j.nodes[0].labels.get("nvidia.com/mig.strategy").is_some_and(|s| s == "single");
                 let key = if single { "nvidia.com/gpu".to_string() } else { format!("nvidia.com/mig-{m}") };

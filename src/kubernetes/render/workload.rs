@@ -8,7 +8,7 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy}
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource, ExecAction, HTTPGetAction,
     HostPathVolumeSource, LocalObjectReference, ObjectFieldSelector, PodSpec, PodTemplateSpec, Probe,
-    SecretKeySelector, SecurityContext, Volume, VolumeMount,
+    ResourceRequirements, SecretKeySelector, SecurityContext, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -20,6 +20,36 @@ use crate::launch::{self, Ports, Role, Spec, Weights, default_image};
 use crate::render::names;
 
 impl Ctx<'_, '_> {
+    /// The pod templates' roles and the nodes each is pinned to. The
+    /// leader on the node of the lowest id, the same whether the replica
+    /// is newly placed (listed by rank) or runs (listed by id): a template
+    /// that changes from turn to turn restarts the group.
+    fn roles(&self) -> Vec<(Role, Vec<&str>)> {
+        let e = self.entry();
+        if e.nodes.len() <= 1 {
+            return vec![(Role::Single, vec![e.nodes[0].node.as_str()])];
+        }
+        let mut ids: Vec<&str> = e.nodes.iter().map(|a| a.node.as_str()).collect();
+        ids.sort_unstable();
+        let workers = ids.split_off(1);
+        vec![(Role::Leader, ids), (Role::Worker, workers)]
+    }
+
+    /// What the workload's pods need to exist first: the replica's
+    /// ComputeDomain on an NVLink domain, its pods' DRA claim templates.
+    pub(super) fn devices(&self) -> Vec<Object> {
+        let mut out = Vec::new();
+        if self.job.nvlink.is_some() {
+            out.push(Object::ComputeDomain(Box::new(self.compute_domain())));
+        }
+        if self.claims_gpus() {
+            for (role, nodes) in self.roles() {
+                out.push(Object::ClaimTemplate(Box::new(self.claim_template(role, &nodes))));
+            }
+        }
+        out
+    }
+
     pub(super) fn object(&self) -> Object {
         let e = self.entry();
         let serves = [("llmgw.io/serves", "true")];
@@ -44,13 +74,8 @@ impl Ctx<'_, '_> {
                 ..Deployment::default()
             }));
         }
-        // The leader on the node of the lowest id, the same whether the
-        // replica is newly placed (listed by rank) or runs (listed by id):
-        // a template that changes from turn to turn restarts the group.
-        let mut ids: Vec<&str> = e.nodes.iter().map(|a| a.node.as_str()).collect();
-        ids.sort_unstable();
-        let leader_node = [ids[0]];
-        let worker_nodes: Vec<&str> = ids[1..].to_vec();
+        let roles = self.roles();
+        let (leader_node, worker_nodes) = (&roles[0].1, &roles[1].1);
         let template = |role: Role, nodes: &[&str], extra: &[(&str, &str)]| PodTemplateSpec {
             metadata: Some(ObjectMeta { namespace: None, ..self.meta(None, extra) }),
             spec: Some(self.pod(role, nodes)),
@@ -64,8 +89,8 @@ impl Ctx<'_, '_> {
                 leader_worker_template: LeaderWorkerTemplate {
                     size: i32::try_from(e.nodes.len()).unwrap_or(i32::MAX),
                     restart_policy: Some("RecreateGroupOnPodRestart".into()),
-                    leader_template: template(Role::Leader, &leader_node, &serves),
-                    worker_template: template(Role::Worker, &worker_nodes, &[]),
+                    leader_template: template(Role::Leader, leader_node, &serves),
+                    worker_template: template(Role::Worker, worker_nodes, &[]),
                 },
             },
         }))
@@ -104,8 +129,10 @@ impl Ctx<'_, '_> {
         let settings = self.settings;
         let secrets =
             if knobs.image_pull_secrets.is_empty() { &settings.image_pull_secrets } else { &knobs.image_pull_secrets };
+        let claims = self.pod_claims(role);
         PodSpec {
             affinity: Some(self.affinity(nodes)),
+            resource_claims: (!claims.is_empty()).then_some(claims),
             containers: vec![self.container(role, mounts, nodes)],
             tolerations: (!tolerations.is_empty()).then_some(tolerations),
             volumes: Some(volumes),
@@ -182,7 +209,10 @@ impl Ctx<'_, '_> {
                     ..Default::default()
                 }]
             }),
-            resources: Some(self.resources(rdma, nodes)),
+            resources: Some(ResourceRequirements {
+                claims: self.container_claims(role),
+                ..self.resources(rdma, nodes)
+            }),
             startup_probe: serves.then(|| probe(10, startup_failures)),
             readiness_probe: serves.then_some(ready),
             // Once started, a server that stops answering is restarted.
