@@ -156,26 +156,48 @@ pub fn read(src: &Source, warnings: &mut Vec<Diag>) -> Result<Published, Vec<Dia
     Ok(out)
 }
 
-/// The GPUs of one pool: its `gpu` devices in PCI bus order (the driver's
-/// device names follow the kernel's minor numbers, not NVML's indices),
-/// numbered from 0, with the `mig` devices under the GPU of their
-/// `parentUUID`.
+/// A GPU found in a pool, with what orders it: its PCI bus id, its name.
+type Found = (Option<String>, Vec<(u64, String)>, Gpu);
+
+/// The GPUs of one pool: its `gpu` devices, and the GPUs its `mig`
+/// devices name as `parentUUID` (a GPU in MIG mode is published only as
+/// its MIG devices), in PCI bus order (the driver's device names follow
+/// the kernel's minor numbers, not NVML's indices), numbered from 0.
 fn gpus(devices: &[Device]) -> Vec<Gpu> {
-    let mut whole: Vec<&Device> = devices.iter().filter(|d| d.attribute("type") == Some("gpu")).collect();
-    whole.sort_by(|a, b| (a.pci_bus_id(), natural(&a.name)).cmp(&(b.pci_bus_id(), natural(&b.name))));
-    let mut out: Vec<Gpu> = whole
+    let whole: Vec<&Device> = devices.iter().filter(|d| d.attribute("type") == Some("gpu")).collect();
+    let mut migs: Vec<&Device> = devices.iter().filter(|d| d.attribute("type") == Some("mig")).collect();
+    migs.sort_by_key(|d| natural(&d.name));
+    // (PCI bus id, name, the GPU): whole ones, then parents seen only
+    // through their MIG devices.
+    let mut found: Vec<Found> = whole
         .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            let mut g = Gpu::named(i as u32, d.attribute("productName").unwrap_or("unknown"), d.memory_mb());
+        .map(|d| {
+            let mut g = Gpu::named(0, d.attribute("productName").unwrap_or("unknown"), d.memory_mb());
             g.uuid = d.attribute("uuid").map(str::to_string);
             g.dra_device = Some(d.name.clone());
             g.pci_bus_id = d.pci_bus_id().map(str::to_string);
+            (g.pci_bus_id.clone(), natural(&d.name), g)
+        })
+        .collect();
+    for d in &migs {
+        let Some(parent) = d.attribute("parentUUID") else { continue };
+        if found.iter().any(|(_, _, g)| g.uuid.as_deref() == Some(parent)) {
+            continue;
+        }
+        let mut g = Gpu::named(0, d.attribute("productName").unwrap_or("unknown"), 0);
+        g.uuid = Some(parent.to_string());
+        g.pci_bus_id = d.pci_bus_id().map(str::to_string);
+        found.push((g.pci_bus_id.clone(), natural(parent), g));
+    }
+    found.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    let mut out: Vec<Gpu> = found
+        .into_iter()
+        .enumerate()
+        .map(|(i, (_, _, mut g))| {
+            g.index = i as u32;
             g
         })
         .collect();
-    let mut migs: Vec<&Device> = devices.iter().filter(|d| d.attribute("type") == Some("mig")).collect();
-    migs.sort_by_key(|d| natural(&d.name));
     for d in migs {
         let Some(parent) = d.attribute("parentUUID") else { continue };
         let Some(g) = out.iter_mut().find(|g| g.uuid.as_deref() == Some(parent)) else { continue };

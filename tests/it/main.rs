@@ -8,6 +8,7 @@ mod common;
 mod diagnostics;
 mod discovery;
 mod docs;
+mod dra;
 mod engine_check;
 mod fit;
 mod generated;
