@@ -3,9 +3,11 @@
 //! `run` is the whole program; `main.rs` only hands it the arguments. Each
 //! command returns an `Exit`, or the diagnostics that made its input unusable.
 //!
-//! No unsafe code: the system calls llmgw needs (poll, statvfs, killing a
-//! process group, signal handling) come through rustix and signal-hook.
-#![forbid(unsafe_code)]
+//! No unsafe code but one call: the system calls llmgw needs (poll,
+//! statvfs, killing a process group, signal handling) come through rustix
+//! and signal-hook; NVML's GPU fabric info, which nvml-wrapper has no safe
+//! wrapper for, is the one raw call (`discovery::gpu`, with its reasons).
+#![deny(unsafe_code)]
 
 pub mod capacity;
 pub mod catalog;

@@ -24,6 +24,62 @@ pub struct GpuFacts {
     /// The MIG devices of a GPU in MIG mode.
     #[serde(default)]
     pub mig_devices: Vec<MigFacts>,
+    /// Its multi-node NVLink fabric (GB200/GB300 NVL72), as NVML's GPU
+    /// fabric info gives it; `None` on GPUs without one.
+    #[serde(default)]
+    pub fabric: Option<FabricFacts>,
+}
+
+/// NVML's GPU fabric info: the NVLink domain's cluster UUID and the
+/// clique (partition) within it, and whether the GPU has joined it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricFacts {
+    pub cluster_uuid: String,
+    pub clique_id: u32,
+    /// Joined the fabric: registration completed, with success.
+    pub completed: bool,
+}
+
+/// The clique (`<ClusterUUID>.<CliqueID>`) a node's GPUs are in: the one
+/// every GPU that completed fabric registration agrees on (a zero cluster
+/// UUID is no fabric), as GPU Feature Discovery decides its label.
+pub fn clique(facts: &[GpuFacts]) -> Option<String> {
+    let mut seen = facts
+        .iter()
+        .filter_map(|g| g.fabric.as_ref())
+        .filter(|f| f.completed && f.cluster_uuid.chars().any(|c| c.is_ascii_hexdigit() && c != '0'))
+        .map(|f| format!("{}.{}", f.cluster_uuid, f.clique_id));
+    let first = seen.next()?;
+    seen.all(|c| c == first).then_some(first)
+}
+
+/// Reads one GPU's fabric info through NVML, where the driver has the call.
+/// nvml-wrapper wraps no fabric call, so this is llmgw's one raw FFI call.
+#[allow(unsafe_code)]
+fn nvml_fabric(nvml: &nvml_wrapper::Nvml, dev: &nvml_wrapper::Device<'_>) -> Option<FabricFacts> {
+    use nvml_wrapper_sys::bindings::{
+        NVML_GPU_FABRIC_STATE_COMPLETED, nvmlGpuFabricInfo_t, nvmlReturn_enum_NVML_SUCCESS,
+    };
+    let lib = nvml.lib();
+    // Drivers before the call existed: no fabric to report.
+    lib.nvmlDeviceGetGpuFabricInfo.as_ref().ok()?;
+    let mut info = nvmlGpuFabricInfo_t { clusterUuid: [0; 16], status: 0, cliqueId: 0, state: 0 };
+    // SAFETY: the function is loaded (checked above), the handle is the
+    // live device's, and `info` is a valid, writable struct of the type
+    // the call fills.
+    let ret = unsafe { lib.nvmlDeviceGetGpuFabricInfo(dev.handle(), &raw mut info) };
+    if ret != nvmlReturn_enum_NVML_SUCCESS {
+        return None;
+    }
+    let u = info.clusterUuid;
+    let hex = |r: std::ops::Range<usize>| u[r].iter().map(|b| format!("{b:02x}")).collect::<String>();
+    Some(FabricFacts {
+        cluster_uuid: format!("{}-{}-{}-{}-{}", hex(0..4), hex(4..6), hex(6..8), hex(8..10), hex(10..16)),
+        clique_id: info.cliqueId,
+        completed: u32::from(info.state) == NVML_GPU_FABRIC_STATE_COMPLETED
+            && info.status == nvmlReturn_enum_NVML_SUCCESS,
+    })
 }
 
 /// One MIG device, as NVML describes it.
@@ -135,6 +191,7 @@ impl GpuSource for Nvml {
                 mig,
                 active_links: links,
                 mig_devices,
+                fabric: nvml_fabric(&nvml, &dev),
             });
         }
         Ok(out)

@@ -133,6 +133,18 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
     let ports = rail_ports(m, &gpus, &mut warnings);
     let (fabrics, ib_warnings) = ib::fabrics(&ports, &cfg.fabrics);
     warnings.extend(ib_warnings);
+    let mut fabrics: Vec<Fabric> = fabrics
+        .into_iter()
+        .map(|(name, hcas)| Fabric { name, kind: FabricKind::Infiniband, hcas: Some(hcas) })
+        .collect();
+    // The rack's NVLink domain, as GPU Feature Discovery would label it.
+    if let Some(clique) = gpu::clique(&facts) {
+        fabrics.push(Fabric {
+            name: crate::inventory::nvlink_fabric_name(&clique),
+            kind: FabricKind::Nvlink,
+            hcas: None,
+        });
+    }
 
     let engines = engines(m, &mut warnings);
 
@@ -174,10 +186,7 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
         weights,
         disk,
         gpus,
-        fabrics: fabrics
-            .into_iter()
-            .map(|(name, hcas)| Fabric { name, kind: FabricKind::Infiniband, hcas: Some(hcas) })
-            .collect(),
+        fabrics,
         allocations: Vec::new(),
         origin: None,
     };

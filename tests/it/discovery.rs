@@ -69,6 +69,7 @@ fn dgx_h100_like_node() {
             // 18 links, spread over the switches, as NVML reports them.
             active_links: (0..18).map(|l| format!("00000000:{}", &switches[l % 4][5..].to_uppercase())).collect(),
             mig_devices: Vec::new(),
+            fabric: None,
         })
         .collect();
     // Eight compute HCAs on one fabric (a non-default subnet prefix), two
@@ -127,6 +128,7 @@ fn pcie_box_with_two_nvlink_pairs_and_no_hcas() {
             mig: None,
             active_links: pair(i),
             mig_devices: Vec::new(),
+            fabric: None,
         })
         .collect();
     let (node, warnings) = discover(&machine(root, Ok(gpus), NodeConfig::default(), None));
@@ -510,4 +512,42 @@ fn a_container_whose_sysfs_shows_no_switches_keeps_every_port() {
     let (node, warnings) = discover(&machine(root, Ok(vec![gpu_at(0, "0000:00:04.0")]), NodeConfig::default(), None));
     assert_eq!(node.fabrics.len(), 1);
     assert!(warnings.is_empty(), "{warnings:?}");
+}
+
+#[test]
+fn a_gb200_node_discovers_its_racks_nvlink_domain_from_nvml_fabric_info() {
+    // The fabric info of a GB200 node's GPUs (cluster UUID and clique as in
+    // driver issue 377); a GPU still registering, or of a zero cluster UUID,
+    // does not count.
+    let dir = tempfile::tempdir().unwrap();
+    let gpu = |i: u32, fabric: &str| {
+        format!(
+            r#"{{"index": {i}, "name": "NVIDIA GB200", "memory_mb": 189471, "uuid": "GPU-{i}", "fabric": {fabric}}}"#
+        )
+    };
+    let joined = r#"{"cluster_uuid": "3183419e-9edc-4f0e-86e8-d895a9fb06be", "clique_id": 17044, "completed": true}"#;
+    let discover = |gpus: &[String]| {
+        let facts = write(dir.path(), "gpus.json", &format!("[{}]", gpus.join(",")));
+        let out = run(&[
+            "discover",
+            "--root",
+            dir.path().to_str().unwrap(),
+            "--gpu-facts",
+            facts.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code(&out), 0, "{}", transcript(&out));
+        json(&out)["node"][0]["fabric"].clone()
+    };
+    let all = discover(&(0..4).map(|i| gpu(i, joined)).collect::<Vec<_>>());
+    assert_eq!(all, serde_json::json!([{"name": "nvl-3183419e-9edc-4f0e-86e8-d895a9fb06be.17044", "kind": "nvlink"}]));
+    let registering =
+        r#"{"cluster_uuid": "3183419e-9edc-4f0e-86e8-d895a9fb06be", "clique_id": 17044, "completed": false}"#;
+    assert_eq!(discover(&[gpu(0, joined), gpu(1, registering)]), all);
+    let zero = r#"{"cluster_uuid": "00000000-0000-0000-0000-000000000000", "clique_id": 0, "completed": true}"#;
+    assert!(discover(&[gpu(0, zero)]).is_null(), "no domain");
+    // GPUs that disagree: no domain rather than a wrong one.
+    let other = r#"{"cluster_uuid": "bbc2edac-6ffb-43a0-9053-cae96152c90a", "clique_id": 17044, "completed": true}"#;
+    assert!(discover(&[gpu(0, joined), gpu(1, other)]).is_null());
 }
