@@ -31,7 +31,9 @@ pub fn feature_file(n: &Node) -> String {
         let peers: Vec<String> = g.nvlink_peers.iter().map(u32::to_string).collect();
         let _ = writeln!(out, "llmgw.io/nvlink.{}={}", g.index, peers.join("."));
     }
-    for f in &n.fabrics {
+    // An NVLink domain is not written: GPU Feature Discovery labels it
+    // (`nvidia.com/gpu.clique`), and the import reads it from there.
+    for f in n.fabrics.iter().filter(|f| f.kind != crate::inventory::FabricKind::Nvlink) {
         let hcas = f.hcas.as_deref().unwrap_or_default();
         let joined = hcas.iter().map(|h| safe(h)).collect::<Vec<_>>().join(".");
         // Too long for a label: its count, which the import reads as

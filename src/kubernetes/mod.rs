@@ -243,8 +243,11 @@ fn node(
     // labels it: beside the node's network fabric, not in its place.
     if let Some(clique) = labels.get("nvidia.com/gpu.clique").filter(|v| !v.is_empty()) {
         let name = crate::inventory::nvlink_fabric_name(clique);
-        if !fabrics.iter().any(|f| f.name == name) {
-            fabrics.push(Fabric { name, kind: FabricKind::Nvlink, hcas: None });
+        // A fabric label of that name (an older feature file) is the same
+        // domain: it is NVLink, whatever that label could not say.
+        match fabrics.iter_mut().find(|f| f.name == name) {
+            Some(f) => f.kind = FabricKind::Nvlink,
+            None => fabrics.push(Fabric { name, kind: FabricKind::Nvlink, hcas: None }),
         }
     }
     node.engines = engines;

@@ -642,3 +642,83 @@ fn a_fabric_kind_llmgw_does_not_know_is_refused_where_it_is_written() {
     );
     assert!(err.contains("i.toml:5"), "points at the line: {err}");
 }
+
+#[test]
+fn discover_and_the_clique_label_name_a_rack_alike() {
+    // What discover finds from NVML's fabric info, and what the import
+    // makes of the label GPU Feature Discovery writes from the same info.
+    let dir = tempfile::tempdir().unwrap();
+    let fabric = r#"{"cluster_uuid": "3183419e-9edc-4f0e-86e8-d895a9fb06be", "clique_id": 17044, "completed": true}"#;
+    let facts = write(
+        dir.path(),
+        "gpus.json",
+        &format!(r#"[{{"index": 0, "name": "NVIDIA GB200", "uuid": "GPU-0", "fabric": {fabric}}}]"#),
+    );
+    let discover = |format: &str| {
+        let out = run(&[
+            "discover",
+            "--root",
+            dir.path().to_str().unwrap(),
+            "--gpu-facts",
+            facts.to_str().unwrap(),
+            "--format",
+            format,
+        ]);
+        assert_eq!(code(&out), 0, "{}", transcript(&out));
+        out
+    };
+    let discovered = json(&discover("json"));
+    let nfd = stdout(&discover("nfd"));
+    assert!(!nfd.contains("llmgw.io/fabric."), "GFD labels the domain, not llmgw's feature file: {nfd}");
+    let mut labels: serde_json::Map<String, Value> = nfd
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.into()))
+        .collect();
+    labels.insert("nvidia.com/gpu.clique".into(), "3183419e-9edc-4f0e-86e8-d895a9fb06be.17044".into());
+    // An older feature file's fabric label of the same name changes nothing.
+    labels.insert("llmgw.io/fabric.nvl-3183419e-9edc-4f0e-86e8-d895a9fb06be.17044".into(), "0".into());
+    let id = discovered["node"][0]["id"].as_str().unwrap();
+    let imported = json(&import(dir.path(), &list(vec![node(id, &Value::Object(labels))]), &[]));
+    assert_eq!(imported["node"][0]["fabric"], discovered["node"][0]["fabric"]);
+    assert_eq!(imported["node"][0]["fabric"][0]["kind"], "nvlink");
+}
+
+#[test]
+fn a_claim_pasted_in_the_drivers_issues_is_held_on_its_pool() {
+    // Issue 426: a claim pinned by UUID, allocated `gpu-0` of pool
+    // `cdiadmin` (its slice was not pasted: one GPU of that UUID stands in).
+    let dir = tempfile::tempdir().unwrap();
+    let claims = real("claim-issue426.list.json");
+    let expression =
+        claims["items"][0]["spec"]["devices"]["requests"][0]["exactly"]["selectors"][0]["cel"]["expression"]
+            .as_str()
+            .unwrap()
+            .to_string();
+    let mut s = slice("cdiadmin", 2, 1, 1);
+    s["spec"]["devices"][0]["attributes"]["uuid"]["string"] = "GPU-60191ee1-f437-565c-ab0f-914032019dc5".into();
+    let slices = list(vec![s]);
+    // The user's own selector, evaluated as the scheduler would: gpu-0 only.
+    let program = cel::Program::compile(&expression).unwrap();
+    let chosen: Vec<String> = devices(&slices)
+        .into_iter()
+        .filter(|(_, _, _, d)| {
+            let mut ctx = cel::Context::default();
+            ctx.add_variable("device", d.clone()).unwrap();
+            program.execute(&ctx) == Ok(cel::Value::Bool(true))
+        })
+        .map(|(_, name, _, _)| name)
+        .collect();
+    assert_eq!(chosen, ["gpu-0"]);
+    let out = import(
+        dir.path(),
+        &list(vec![node("cdiadmin", &json!({}))]),
+        &[("--resource-slices", &slices), ("--claims", &claims)],
+    );
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let n = &json(&out)["node"][0];
+    let gpu0 = n["gpu"].as_array().unwrap().iter().find(|g| g["dra_device"] == "gpu-0").unwrap()["index"].clone();
+    // Pasted without metadata: held under the claim's own (empty) name.
+    assert_eq!(n["allocation"], json!([{"model": "claim:/", "replica": 0, "gpus": [gpu0]}]));
+}
