@@ -67,6 +67,7 @@ codes! {
     GpuAllocatedTwice => "llmgw::inventory::gpu-allocated-twice", "a GPU held by two allocations";
     UnknownPeer => "llmgw::inventory::unknown-peer", "an NVLink peer that is not a GPU of the node";
     UnknownState => "llmgw::inventory::unknown-state", "a node state other than ready, cordoned, draining, down";
+    UnknownVendor => "llmgw::inventory::unknown-vendor", "a GPU vendor other than nvidia and amd";
     NoState => "llmgw::inventory::no-state", "a node with no state, taken as ready";
     InventoryEngine => "llmgw::inventory::unknown-engine", "an inventory engine name that is no engine llmgw knows";
     SmallUnit => "llmgw::inventory::unit", "a size too small for its unit (MiB, bytes)";
