@@ -108,7 +108,7 @@ codes! {
     Unloadable => "llmgw::import::unloadable", "an imported inventory that llmgw's own loader refuses (a bug in the import)";
     GpuAnnotation => "llmgw::kubernetes::gpus-annotation", "an llmgw.io/gpus or llmgw.io/mig-devices annotation that cannot be what the pod holds";
     NoDevicePlugin => "llmgw::kubernetes::no-device-plugin", "GPUs the labels count but the kubelet does not offer";
-    OtherVendor => "llmgw::import::other-vendor", "GPUs of a vendor llmgw does not import yet (AMD, Intel, Habana)";
+    OtherVendor => "llmgw::import::other-vendor", "GPUs of a vendor llmgw does not import yet (Intel, Habana)";
     MigResources => "llmgw::kubernetes::mig-resources", "MIG labels that disagree with the MIG resources a node advertises";
     SlurmNoState => "llmgw::slurm::no-state", "a Slurm node with no state, which llmgw will not take as ready";
     StaleCatalog => "llmgw::render::stale-catalog", "a catalog that no longer wants a replica the plan has";
