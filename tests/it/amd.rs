@@ -314,3 +314,12 @@ fn slurm_asks_gres_as_for_any_gpu_and_leaves_the_visible_devices_to_slurm() {
         }
     }
 }
+
+#[test]
+fn lint_says_an_engine_never_runs_on_a_class_and_fits_with_amd_memory() {
+    let out = run(&["lint", &at_root(CATALOG), "--inventory", &at_root(FLEET)]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string() + &stdout(&out);
+    assert!(err.contains("runs trtllm, which does not run on the fleet's"), "{err}");
+    // The 405B model's own fit, against the MI300X's 192 GiB.
+    assert!(err.contains("377.2 GiB of weights per GPU against 192.0 GiB"), "{err}");
+}
