@@ -60,7 +60,9 @@ pub fn product_name(label_value: &str) -> String {
 
 /// How many GPUs the per-value labels count, when they do.
 fn counted(values: &[(String, Option<u64>)]) -> Option<u64> {
-    values.iter().map(|(_, n)| *n).sum::<Option<u64>>().filter(|&n| n > 0)
+    // Saturating: labels are anyone's to write, and a sum past u64 is
+    // refused as too many GPUs, never an overflow.
+    values.iter().try_fold(0u64, |sum, (_, n)| n.map(|n| sum.saturating_add(n))).filter(|&n| n > 0)
 }
 
 /// The node's AMD GPUs, numbered from `first` (after its NVIDIA ones).
@@ -149,6 +151,8 @@ mod tests {
         assert_eq!(values(&l, "product-name"), [("AMD_Instinct_MI300X_OAM".to_string(), None)]);
         assert_eq!(values(&l, "vram"), [("32G".to_string(), Some(1)), ("64G".to_string(), Some(2))]);
         assert!(values(&l, "device-id").is_empty());
+        let huge = labels(&[("beta.amd.com/gpu.vram.1G", "18446744073709551615"), ("beta.amd.com/gpu.vram.2G", "9")]);
+        assert_eq!(counted(&values(&huge, "vram")), Some(u64::MAX));
     }
 
     #[test]
