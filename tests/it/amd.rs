@@ -323,3 +323,29 @@ fn lint_says_an_engine_never_runs_on_a_class_and_fits_with_amd_memory() {
     // The 405B model's own fit, against the MI300X's 192 GiB.
     assert!(err.contains("377.2 GiB of weights per GPU against 192.0 GiB"), "{err}");
 }
+
+/// Two TensorRT-LLM profiles alike in all but their class: what one
+/// learned of the nodes (no GPU of its class on the AMD node, so nothing
+/// against it) must not pass the AMD node for the other.
+#[test]
+fn the_vendor_check_is_per_class_on_the_fast_path_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = write(
+        dir.path(),
+        "fleet.toml",
+        "[[node]]\nid = \"amd-1\"\n[[node.gpu]]\nindex = 0\nname = \"AMD Instinct MI300X OAM\"\nvendor = \"amd\"\n\
+         [[node]]\nid = \"nv-1\"\n[[node.gpu]]\nindex = 0\nname = \"NVIDIA H100 80GB HBM3\"\n",
+    );
+    let catalog = write(
+        dir.path(),
+        "catalog.toml",
+        "[[model]]\nname = \"a\"\nreplicas = 1\n[[model.profile]]\nname = \"h100\"\nengine = \"trtllm\"\ngpu_class = \"h100-80gb-hbm3\"\n\
+         [[model]]\nname = \"b\"\nreplicas = 1\n[[model.profile]]\nname = \"mi300x\"\nengine = \"trtllm\"\ngpu_class = \"amd-instinct-mi300x-oam\"\n",
+    );
+    let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 1, "{}", transcript(&out));
+    let plan = json(&out);
+    assert_eq!(plan["placements"].as_array().unwrap().len(), 1, "{plan}");
+    assert_eq!(plan["placements"][0]["model"], "a");
+    assert_eq!(plan["unplaced"][0]["reasons"][0]["reason"], "does not run on amd GPUs", "{plan}");
+}

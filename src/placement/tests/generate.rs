@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use proptest::prelude::*;
 
 pub(super) const CLASSES: &[&str] = &["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "NVIDIA L40S"];
-pub(super) const ENGINES: &[&str] = &["vllm", "sglang", "llama.cpp"];
+pub(super) const ENGINES: &[&str] = &["vllm", "sglang", "llama.cpp", "trtllm"];
 pub(super) const FABRICS: &[&str] = &["ib-a", "ib-b", "ib-c"];
 pub(super) const TAINTS: &[&str] =
     &["nvidia.com/gpu=present:NoSchedule", "sku=gpu:NoSchedule", "dedicated=llm:NoExecute", "soft:PreferNoSchedule"];
@@ -272,6 +272,10 @@ pub(super) fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
                 // Every fifth node does not report its GPU memory.
                 if i % 5 == 4 { 0 } else { [81559, 81920, 46068][class] }
             );
+            // Every seventh node's GPUs are AMD's: TensorRT-LLM never runs there.
+            if i % 7 == 6 {
+                s.push_str("vendor = \"amd\"\n");
+            }
             if mig {
                 let (profile, memory) = MIG_PROFILES[usize::from(n.mig - 1)];
                 for m in 0..(5 - 2 * n.mig) {
