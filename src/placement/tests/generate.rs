@@ -216,6 +216,7 @@ pub(super) fn packing_model_strategy() -> impl Strategy<Value = GenModel> {
         .prop_map(|(m, per_node, replicas)| GenModel { per_node, replicas, ..m })
 }
 
+/// Every seventh node's GPUs are AMD's (TensorRT-LLM never runs there).
 pub(super) fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
     let mut s = String::new();
     for &i in order {
@@ -265,17 +266,14 @@ pub(super) fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
             let mig = g == 0 && n.mig > 0;
             let _ = writeln!(
                 s,
-                "[[node.gpu]]\nindex = {g}\nname = \"{}\"\nnvlink_peers = {:?}\nhealthy = {}\nmemory_mb = {}\nmig = {mig}",
+                "[[node.gpu]]\nindex = {g}\nname = \"{}\"\n{}nvlink_peers = {:?}\nhealthy = {}\nmemory_mb = {}\nmig = {mig}",
                 CLASSES[class],
+                if i % 7 == 6 { "vendor = \"amd\"\n" } else { "" },
                 if mig { Vec::new() } else { peers },
                 g >= n.unhealthy,
                 // Every fifth node does not report its GPU memory.
                 if i % 5 == 4 { 0 } else { [81559, 81920, 46068][class] }
             );
-            // Every seventh node's GPUs are AMD's: TensorRT-LLM never runs there.
-            if i % 7 == 6 {
-                s.push_str("vendor = \"amd\"\n");
-            }
             if mig {
                 let (profile, memory) = MIG_PROFILES[usize::from(n.mig - 1)];
                 for m in 0..(5 - 2 * n.mig) {
@@ -287,14 +285,7 @@ pub(super) fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
                 }
             }
         }
-        for (f, adapters) in n.fabrics.iter().copied().collect::<BTreeMap<usize, u8>>() {
-            let _ = writeln!(s, "[[node.fabric]]\nname = \"{}\"", FABRICS[f]);
-            match adapters {
-                0 => s.push_str("hcas = [\"mlx5_0\"]\n"),
-                1 => s.push_str("hcas = []\n"),
-                _ => {}
-            }
-        }
+        fabrics(&mut s, n);
         let used = n.used.min(n.gpus);
         if used > 0 {
             let _ = writeln!(
@@ -325,6 +316,18 @@ pub(super) fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
         }
     }
     s
+}
+
+/// The node's fabrics, each once, with adapters, none, or not reported.
+fn fabrics(s: &mut String, n: &GenNode) {
+    for (f, adapters) in n.fabrics.iter().copied().collect::<BTreeMap<usize, u8>>() {
+        let _ = writeln!(s, "[[node.fabric]]\nname = \"{}\"", FABRICS[f]);
+        match adapters {
+            0 => s.push_str("hcas = [\"mlx5_0\"]\n"),
+            1 => s.push_str("hcas = []\n"),
+            _ => {}
+        }
+    }
 }
 
 /// CPUs, allocatable memory and taints, where the node reports them.
