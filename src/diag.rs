@@ -68,6 +68,7 @@ codes! {
     UnknownPeer => "llmgw::inventory::unknown-peer", "an NVLink peer that is not a GPU of the node";
     UnknownState => "llmgw::inventory::unknown-state", "a node state other than ready, cordoned, draining, down";
     UnknownFabricKind => "llmgw::inventory::unknown-fabric-kind", "a fabric kind other than infiniband, roce, nvlink";
+    UnknownVendor => "llmgw::inventory::unknown-vendor", "a GPU vendor other than nvidia and amd";
     NoState => "llmgw::inventory::no-state", "a node with no state, taken as ready";
     InventoryEngine => "llmgw::inventory::unknown-engine", "an inventory engine name that is no engine llmgw knows";
     SmallUnit => "llmgw::inventory::unit", "a size too small for its unit (MiB, bytes)";
@@ -108,7 +109,7 @@ codes! {
     Unloadable => "llmgw::import::unloadable", "an imported inventory that llmgw's own loader refuses (a bug in the import)";
     GpuAnnotation => "llmgw::kubernetes::gpus-annotation", "an llmgw.io/gpus or llmgw.io/mig-devices annotation that cannot be what the pod holds";
     NoDevicePlugin => "llmgw::kubernetes::no-device-plugin", "GPUs the labels count but the kubelet does not offer";
-    OtherVendor => "llmgw::import::other-vendor", "GPUs of a vendor llmgw does not import yet (AMD, Intel, Habana)";
+    OtherVendor => "llmgw::import::other-vendor", "GPUs of a vendor llmgw does not import yet (Intel, Habana)";
     MigResources => "llmgw::kubernetes::mig-resources", "MIG labels that disagree with the MIG resources a node advertises";
     SlurmNoState => "llmgw::slurm::no-state", "a Slurm node with no state, which llmgw will not take as ready";
     StaleCatalog => "llmgw::render::stale-catalog", "a catalog that no longer wants a replica the plan has";

@@ -32,9 +32,27 @@ pub struct Engine {
     /// Whether one replica can span several nodes (vLLM over Ray, SGLang's
     /// own launcher, TensorRT-LLM over MPI); the others serve from one.
     pub multi_node: bool,
+    /// The GPU vendors it runs on (llama.cpp's CUDA and ROCm builds, vLLM
+    /// and SGLang through ROCm; TensorRT-LLM is CUDA only).
+    pub vendors: &'static [Vendor],
     /// The port its server listens on unless told otherwise.
     pub default_port: u16,
     pub version: VersionCommand,
+}
+
+use crate::inventory::Vendor;
+
+const BOTH: &[Vendor] = &[Vendor::Nvidia, Vendor::Amd];
+
+impl Engine {
+    /// Whether it runs on this vendor's GPUs.
+    pub fn runs_on(&self, v: Vendor) -> bool {
+        self.vendors.contains(&v)
+    }
+    /// Whether it runs on the GPUs of every vendor llmgw knows.
+    pub fn runs_on_every_vendor(&self) -> bool {
+        Vendor::ALL.iter().all(|&v| self.runs_on(v))
+    }
 }
 
 pub static ENGINES: &[Engine] = &[
@@ -44,6 +62,7 @@ pub static ENGINES: &[Engine] = &[
         python_module: None,
         cpu_capable: false,
         multi_node: true,
+        vendors: BOTH,
         default_port: 8000,
         version: VersionCommand { program: "vllm", args: &["--version"] },
     },
@@ -53,6 +72,7 @@ pub static ENGINES: &[Engine] = &[
         python_module: Some("sglang"),
         cpu_capable: false,
         multi_node: true,
+        vendors: BOTH,
         default_port: 30000,
         version: VersionCommand {
             program: "python3",
@@ -68,6 +88,7 @@ pub static ENGINES: &[Engine] = &[
         python_module: None,
         cpu_capable: true,
         multi_node: false,
+        vendors: BOTH,
         default_port: 8080,
         version: VersionCommand { program: "llama-server", args: &["--version"] },
     },
@@ -77,6 +98,7 @@ pub static ENGINES: &[Engine] = &[
         python_module: None,
         cpu_capable: false,
         multi_node: false,
+        vendors: BOTH,
         default_port: 8080,
         version: VersionCommand { program: "text-generation-launcher", args: &["--version"] },
     },
@@ -86,6 +108,7 @@ pub static ENGINES: &[Engine] = &[
         python_module: None,
         cpu_capable: false,
         multi_node: true,
+        vendors: &[Vendor::Nvidia],
         default_port: 8000,
         version: VersionCommand { program: "trtllm-serve", args: &["--version"] },
     },
@@ -95,6 +118,7 @@ pub static ENGINES: &[Engine] = &[
         python_module: None,
         cpu_capable: true,
         multi_node: false,
+        vendors: BOTH,
         default_port: 11434,
         version: VersionCommand { program: "ollama", args: &["--version"] },
     },

@@ -61,6 +61,64 @@ pub const TABLE: &[Image] = &[
     },
 ];
 
+/// One engine's default image on AMD GPUs: its ROCm build.
+pub struct RocmImage {
+    pub engine: &'static str,
+    pub image: &'static str,
+    /// When that release came out, as in `TABLE`.
+    pub released: &'static str,
+    /// Where the tag and date were read.
+    pub source: &'static str,
+}
+
+/// The ROCm images, for replicas on AMD GPUs: the same releases as
+/// `TABLE` where the project publishes a ROCm build of them. TensorRT-LLM
+/// has none (it never runs on AMD GPUs).
+pub const ROCM: &[RocmImage] = &[
+    RocmImage {
+        engine: "vllm",
+        image: "vllm/vllm-openai-rocm:v0.29.0",
+        released: "2026-09-09",
+        source: "vLLM v0.29.0's ROCm image; tag named as the current vLLM serving target for MI355X in public repositories (2026-10)",
+    },
+    RocmImage {
+        engine: "sglang",
+        image: "lmsysorg/sglang:v0.5.20-rocm10-mi30x",
+        released: "2026-09",
+        source: "Docker Hub lmsysorg/sglang, tag form of docker/rocm.Dockerfile (v0.5.20, gfx942: MI300X/MI325X; MI350X/MI355X take -mi35x)",
+    },
+    RocmImage {
+        engine: "tgi",
+        image: "ghcr.io/huggingface/text-generation-inference:3.3.7-rocm",
+        released: "2025-12-18",
+        source: "git tag v3.3.7 of huggingface/text-generation-inference; `-rocm` tag form of its docs",
+    },
+    RocmImage {
+        engine: "llama.cpp",
+        image: "ghcr.io/ggml-org/llama.cpp:server-rocm-b10472",
+        released: "2026-08-17",
+        source: "llama.cpp release b10472; tags per .github/workflows/docker.yml",
+    },
+    RocmImage {
+        engine: "ollama",
+        image: "ollama/ollama:0.32.15-rocm",
+        released: "2026-08-19",
+        source: "git tag v0.32.15 of ollama/ollama; `-rocm` image of the release",
+    },
+];
+
+/// The default image of an engine, for a GPU profile on this vendor's
+/// GPUs or a CPU-only profile.
+pub fn default_image_on(engine: &str, gpu: bool, vendor: crate::inventory::Vendor) -> &'static str {
+    if gpu
+        && vendor == crate::inventory::Vendor::Amd
+        && let Some(i) = ROCM.iter().find(|i| i.engine == engine)
+    {
+        return i.image;
+    }
+    default_image(engine, gpu)
+}
+
 /// The default image of an engine, for a GPU or a CPU-only profile.
 pub fn default_image(engine: &str, gpu: bool) -> &'static str {
     let i = TABLE.iter().find(|i| i.engine == engine).unwrap_or(&TABLE[TABLE.len() - 1]);
@@ -104,6 +162,18 @@ mod tests {
         assert_eq!(tag("vllm/vllm-openai:v0.6.3"), Some("v0.6.3"));
         assert_eq!(tag("localhost:5000/vllm"), None);
         assert_eq!(tag("reg:5000/vllm/vllm-openai:v0.8.0@sha256:ab"), Some("v0.8.0"));
+    }
+
+    #[test]
+    fn amd_gpus_get_the_rocm_build_and_nvidia_ones_keep_theirs() {
+        use crate::inventory::Vendor;
+        assert_eq!(default_image_on("vllm", true, Vendor::Amd), "vllm/vllm-openai-rocm:v0.29.0");
+        assert_eq!(default_image_on("vllm", true, Vendor::Nvidia), default_image("vllm", true));
+        assert_eq!(default_image_on("llama.cpp", false, Vendor::Amd), default_image("llama.cpp", false));
+        for i in ROCM {
+            let base = TABLE.iter().find(|t| t.engine == i.engine).unwrap();
+            assert_eq!(i.released, base.released, "{}: the same release on both vendors", i.engine);
+        }
     }
 
     #[test]

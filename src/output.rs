@@ -454,6 +454,7 @@ mod tests {
                 gpus: vec![Gpu {
                     index: 0,
                     name: format!("GPU {t}"),
+                    vendor: crate::inventory::Vendor::Nvidia,
                     memory_mb: 1,
                     uuid: Some(t.to_string()),
                     dra_device: None,

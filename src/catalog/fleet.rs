@@ -94,6 +94,31 @@ pub fn fleet_checks(cat: &Catalog, inv: &Inventory) -> Vec<Diag> {
                     .help("lower gpus_per_node and raise nodes, or add bigger nodes"),
                 );
             }
+            if let Some(class) = p.gpu_class.as_deref()
+                && let Some(v) = inv
+                    .nodes
+                    .iter()
+                    .flat_map(|n| &n.gpus)
+                    .filter(|g| g.class == class)
+                    .map(|g| g.vendor)
+                    .find(|&v| !p.engine.runs_on(v))
+                && inv.nodes.iter().flat_map(|n| &n.gpus).filter(|g| g.class == class).all(|g| g.vendor == v)
+            {
+                out.push(
+                    Diag::warning(
+                        Code::NeverFits,
+                        format!(
+                            "profile `{}` of `{}` runs {}, which does not run on the fleet's `{class}` GPUs ({})",
+                            p.name,
+                            m.name,
+                            p.engine.name,
+                            v.as_str()
+                        ),
+                    )
+                    .at(&cat.src, p.engine_span, "not on this vendor's GPUs")
+                    .help("place it on another class, or serve these GPUs with an engine that runs on them (vllm, sglang)"),
+                );
+            }
             requests(cat, m, p, &facts, &mut out);
             let source = p.source.as_deref().unwrap_or(&m.name);
             if crate::launch::is_gguf_file_name(p, source) && !inv.nodes.iter().any(|n| n.gguf_copy(source).is_some()) {

@@ -12,6 +12,7 @@
 //! path to look up; it is probed with llmgw's own one-line `find_spec`, which
 //! does not import it, and the probe's exit code is the answer.
 
+pub mod amd;
 mod config;
 pub mod gpu;
 pub mod ib;
@@ -86,12 +87,35 @@ pub fn statvfs(path: &Path) -> Option<(u64, u64)> {
 
 /// Inspects the machine. Problems that do not stop discovery (no NVML, an
 /// ambiguous fabric, a probe that timed out) come back as warnings.
+/// The node's InfiniBand fabrics (the adapters on the GPUs' rails), and
+/// its rack's NVLink domain, as GPU Feature Discovery would label it.
+fn fabrics(m: &Machine, gpus: &[Gpu], facts: &[gpu::GpuFacts], warnings: &mut Vec<Diag>) -> Vec<Fabric> {
+    let ports = rail_ports(m, gpus, warnings);
+    let (fabrics, ib_warnings) = ib::fabrics(&ports, &m.config.fabrics);
+    warnings.extend(ib_warnings);
+    let mut fabrics: Vec<Fabric> = fabrics
+        .into_iter()
+        .map(|(name, hcas)| Fabric { name, kind: FabricKind::Infiniband, hcas: Some(hcas) })
+        .collect();
+    if let Some(clique) = gpu::clique(facts) {
+        fabrics.push(Fabric {
+            name: crate::inventory::nvlink_fabric_name(&clique),
+            kind: FabricKind::Nvlink,
+            hcas: None,
+        });
+    }
+    fabrics
+}
+
 pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
     let mut warnings = Vec::new();
     let cfg = &m.config;
 
+    let amd = amd::gpus(&m.root.join("sys"));
     let facts = match m.gpus.gpus() {
         Ok(f) => f,
+        // A machine with AMD GPUs has no NVML, and needs none.
+        Err(_) if !amd.is_empty() => Vec::new(),
         Err(why) => {
             warnings.push(Diag::warning(Code::NoGpus, format!("no GPUs reported: {why}")).help(
                 "this node is reported as CPU-only; CPU-capable engines (llama.cpp, ollama) can be placed here where they are installed (found on PATH)",
@@ -107,6 +131,7 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
             index: f.index,
             class: normalize_class(&f.name),
             name: f.name.clone(),
+            vendor: crate::inventory::Vendor::Nvidia,
             memory_mb: f.memory_mb,
             uuid: f.uuid.clone(),
             dra_device: None,
@@ -128,23 +153,17 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
                 .collect(),
         })
         .collect();
+    // AMD GPUs after NVIDIA's, in card order.
+    let first = gpus.iter().map(|g| g.index + 1).max().unwrap_or(0);
+    for (index, a) in (first..).zip(amd) {
+        let mut g = Gpu::named(index, &a.name, a.memory_mb);
+        g.vendor = crate::inventory::Vendor::Amd;
+        g.pci_bus_id = a.pci_bus_id;
+        gpus.push(g);
+    }
     gpus.sort_by_key(|g| g.index);
 
-    let ports = rail_ports(m, &gpus, &mut warnings);
-    let (fabrics, ib_warnings) = ib::fabrics(&ports, &cfg.fabrics);
-    warnings.extend(ib_warnings);
-    let mut fabrics: Vec<Fabric> = fabrics
-        .into_iter()
-        .map(|(name, hcas)| Fabric { name, kind: FabricKind::Infiniband, hcas: Some(hcas) })
-        .collect();
-    // The rack's NVLink domain, as GPU Feature Discovery would label it.
-    if let Some(clique) = gpu::clique(&facts) {
-        fabrics.push(Fabric {
-            name: crate::inventory::nvlink_fabric_name(&clique),
-            kind: FabricKind::Nvlink,
-            hcas: None,
-        });
-    }
+    let fabrics = fabrics(m, &gpus, &facts, &mut warnings);
 
     let engines = engines(m, &mut warnings);
 

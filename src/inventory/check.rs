@@ -48,6 +48,15 @@ pub fn fabric_kind(dec: &mut Decoder, s: &str, span: Span) -> Option<super::Fabr
     kind
 }
 
+pub fn vendor(dec: &mut Decoder, s: &str, span: Span) -> Option<super::Vendor> {
+    let v = super::Vendor::parse(s);
+    if v.is_none() {
+        let help = crate::diag::suggest(s, super::Vendor::ALL.iter().map(|v| v.as_str()), "a GPU's vendor is one of");
+        dec.error(Code::UnknownVendor, span, format!("unknown GPU vendor `{s}`"), "unknown vendor", Some(help));
+    }
+    v
+}
+
 pub fn check_gpus(dec: &mut Decoder, n: &mut Node, mut raw: Vec<GpuPart>) {
     raw.sort_by_key(|g| g.gpu.index);
     for w in raw.windows(2) {

@@ -119,6 +119,10 @@ fn gpu(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<GpuPart> {
     let index_node = t.require(dec, "index");
     let index = index_node.and_then(|n| dec.uint(n, "index", U32));
     let name = t.required(dec, "name", |dec, n| dec.string(n, "name"));
+    let vendor = t.optional(dec, "vendor", |dec, n| {
+        let s = dec.string(n, "vendor")?;
+        super::check::vendor(dec, &s, n.span)
+    });
     let memory = t.optional(dec, "memory_mb", |dec, n| dec.uint(n, "memory_mb", I64));
     let uuid = t.optional(dec, "uuid", |dec, n| dec.string(n, "uuid"));
     let dra = t.optional(dec, "dra_device", |dec, n| dec.string(n, "dra_device"));
@@ -137,6 +141,7 @@ fn gpu(dec: &mut Decoder, item: &doc::Node<'_>) -> Option<GpuPart> {
         gpu: Gpu {
             index: index? as u32,
             name,
+            vendor: vendor.ok()?.unwrap_or_default(),
             memory_mb: memory.ok()?.unwrap_or(0),
             uuid: uuid.ok()?,
             dra_device: dra.ok()?,

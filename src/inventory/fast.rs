@@ -11,7 +11,7 @@
 
 use super::check::{AllocPart, GpuPart, check_allocations, check_gpus};
 use super::fields::{RawInventory, RawNode, RawWeight};
-use super::{Allocation, Disk, Fabric, Gpu, MigDevice, Node, State, Weight, normalize_class};
+use super::{Allocation, Disk, Fabric, Gpu, MigDevice, Node, State, Vendor, Weight, normalize_class};
 use crate::decode::Decoder;
 use crate::diag::Source;
 use crate::doc::{Format, Span};
@@ -124,9 +124,14 @@ fn node(n: RawNode, src: &Source) -> Option<Node> {
                 class
             }
         };
+        let vendor = match g.vendor {
+            None => Vendor::Nvidia,
+            Some(v) => Vendor::parse(&v)?,
+        };
         let gpu = Gpu {
             index: g.index,
             name: g.name,
+            vendor,
             memory_mb: g.memory_mb,
             uuid: g.uuid,
             dra_device: g.dra_device,

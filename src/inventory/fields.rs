@@ -79,6 +79,8 @@ pub struct RawDisk {
 pub struct RawGpu {
     pub index: u32,
     pub name: String,
+    #[serde(default, deserialize_with = "some")]
+    pub vendor: Option<String>,
     #[serde(default)]
     pub memory_mb: u64,
     #[serde(default, deserialize_with = "some")]

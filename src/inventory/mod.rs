@@ -157,10 +157,40 @@ pub struct Disk {
     pub total_bytes: u64,
 }
 
+/// Who made a GPU: it decides which engines run on it and which device
+/// plugin resource a pod asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Vendor {
+    #[default]
+    Nvidia,
+    Amd,
+}
+
+impl Vendor {
+    pub const ALL: [Vendor; 2] = [Vendor::Nvidia, Vendor::Amd];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Vendor::Nvidia => "nvidia",
+            Vendor::Amd => "amd",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Vendor> {
+        Vendor::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+    fn is_nvidia(&self) -> bool {
+        *self == Vendor::Nvidia
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Gpu {
     pub index: u32,
     pub name: String,
+    /// Written only when not NVIDIA, so inventories of NVIDIA GPUs read as
+    /// they always have.
+    #[serde(skip_serializing_if = "Vendor::is_nvidia")]
+    pub vendor: Vendor,
     #[serde(skip_serializing_if = "is_zero")]
     pub memory_mb: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -196,6 +226,7 @@ impl Gpu {
         Gpu {
             index,
             name: name.to_string(),
+            vendor: Vendor::Nvidia,
             memory_mb,
             uuid: None,
             dra_device: None,

@@ -34,10 +34,10 @@ pub const ALIASES: &[(&str, &str, u64)] = &[
 ];
 
 /// Where a node's labels and resources are, for pointing at one.
-struct At<'a, 'f> {
-    file: &'a File<'f>,
-    i: usize,
-    id: &'a str,
+pub(super) struct At<'a, 'f> {
+    pub file: &'a File<'f>,
+    pub i: usize,
+    pub id: &'a str,
 }
 
 impl At<'_, '_> {
@@ -64,7 +64,7 @@ impl At<'_, '_> {
         }
     }
 
-    fn resource(&self, which: &'static str, key: &str, why: String) -> Vec<Diag> {
+    pub(super) fn resource(&self, which: &'static str, key: &str, why: String) -> Vec<Diag> {
         let p = self.path(&["status", which], key);
         vec![self.file.error(
             Code::TooManyGpus,
@@ -97,7 +97,7 @@ fn count(at: &At<'_, '_>, labels: &BTreeMap<String, String>, key: &str, max: u64
 }
 
 /// A whole count from a resource quantity (`"8"`), at most `max`.
-fn resource(
+pub(super) fn resource(
     at: &At<'_, '_>,
     map: Option<&BTreeMap<String, Quantity>>,
     which: &'static str,

@@ -2,6 +2,7 @@
 //! get nodes -o json|yaml` (and `kubectl get pods -A -o json`) print. llmgw
 //! needs no cluster access of its own. See docs/kubernetes.md.
 
+mod amd;
 mod claims;
 mod file;
 mod gpus;
@@ -191,7 +192,9 @@ fn node(
     let labels: BTreeMap<String, String> = k.metadata.labels.clone().unwrap_or_default();
     let status = k.status.as_ref();
     let Sizes { memory_total_mb, memory_allocatable_mb, cpus } = sizes(file, i, &id, status)?;
-    let gpus = gpus::of(file, i, &id, &labels, status, warnings)?;
+    let mut gpus = gpus::of(file, i, &id, &labels, status, warnings)?;
+    let first = gpus.last().map_or(0, |g| g.index + 1);
+    gpus.extend(amd::of(&gpus::At { file, i, id: &id }, &labels, status, first, warnings)?);
     let mut engines: Option<BTreeMap<String, String>> = None;
     let mut fabrics = Vec::new();
     let mut node = Node {
@@ -257,10 +260,10 @@ fn node(
 
 /// Device plugin resources of GPUs from other vendors, which llmgw does
 /// not import yet: never dropped without a word.
-const OTHER_VENDORS: &[&str] = &["amd.com/gpu", "gpu.intel.com/", "habana.ai/gaudi"];
+const OTHER_VENDORS: &[&str] = &["gpu.intel.com/", "habana.ai/gaudi"];
 
 /// Another vendor's GPUs a node advertises (`status.capacity`), as
-/// "node (2 amd.com/gpu)".
+/// "node (2 gpu.intel.com/i915)".
 fn other_vendor(id: &str, status: Option<&k8s_openapi::api::core::v1::NodeStatus>) -> Vec<String> {
     let mut out = Vec::new();
     for (k, q) in status.and_then(|s| s.capacity.as_ref()).into_iter().flatten() {

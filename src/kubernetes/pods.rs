@@ -16,6 +16,7 @@ use super::requests::{self, Demands};
 use super::{File, Step};
 use crate::diag::{Code, Diag};
 use crate::import::Problems;
+use crate::inventory::Vendor;
 use crate::inventory::{Allocation, Node};
 
 /// What llmgw needs of one pod that holds something on a node (or, for a
@@ -153,7 +154,7 @@ pub fn allocations(
     let mut report = Report::default();
     for h in &held {
         let Some(node) = nodes.iter_mut().find(|n| n.id == h.node) else {
-            if h.d.whole > 0 || h.d.migs.iter().any(|m| m.1 > 0) {
+            if h.d.holds_gpus() {
                 report.unknown.push(format!("{} on {}", h.who(), h.node));
             }
             continue;
@@ -338,7 +339,11 @@ fn hold(file: &File<'_>, h: &Held, node: &mut Node, report: &mut Report, pending
         (h.d.whole, h.d.migs.clone())
     };
     migs.retain(|m| m.1 > 0);
-    if whole > 0 {
+    // Each vendor's GPUs answer its own resource: `nvidia.com/gpu`, `amd.com/gpu`.
+    for (whole, vendor) in [(whole, Vendor::Nvidia), (h.d.amd, Vendor::Amd)] {
+        if whole == 0 {
+            continue;
+        }
         let taken: BTreeSet<u32> =
             node.allocations.iter().filter(|a| a.mig_devices.is_empty()).flat_map(|a| a.gpus.iter().copied()).collect();
         let named = match h.annotations.get("llmgw.io/gpus").filter(|_| !pending) {
@@ -364,6 +369,8 @@ fn hold(file: &File<'_>, h: &Held, node: &mut Node, report: &mut Report, pending
                     }
                     out.push(g);
                 }
+                // A pod asking both vendors' GPUs names both kinds.
+                out.retain(|&g| node.gpu_position(g).is_some_and(|p| node.gpus[p].vendor == vendor));
                 if (out.len() as u64) < whole {
                     return Err(annotation_error(
                         "llmgw.io/gpus",
@@ -378,7 +385,7 @@ fn hold(file: &File<'_>, h: &Held, node: &mut Node, report: &mut Report, pending
                 }
                 node.gpus
                     .iter()
-                    .filter(|g| g.healthy && !taken.contains(&g.index) && !g.in_mig_mode())
+                    .filter(|g| g.vendor == vendor && g.healthy && !taken.contains(&g.index) && !g.in_mig_mode())
                     .map(|g| g.index)
                     .take(whole as usize)
                     .collect()

@@ -17,7 +17,10 @@ use crate::import::{MAX_GPUS_PER_NODE, MAX_MIG_PER_GPU};
 /// What a pod asks for: whole GPUs, MIG devices per profile, CPUs, memory.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Demands {
+    /// Whole NVIDIA GPUs (`nvidia.com/gpu`).
     pub whole: u64,
+    /// Whole AMD GPUs (`amd.com/gpu`, the AMD device plugin's resource).
+    pub amd: u64,
     /// MIG devices wanted per profile.
     pub migs: Vec<(String, u64)>,
     pub cpus: f64,
@@ -28,11 +31,17 @@ pub struct Demands {
 impl Demands {
     /// Whether the pod holds anything llmgw counts.
     pub fn any(&self) -> bool {
-        self.whole > 0 || self.migs.iter().any(|m| m.1 > 0) || self.cpus > 0.0 || self.memory_mib > 0
+        self.holds_gpus() || self.cpus > 0.0 || self.memory_mib > 0
+    }
+
+    /// Whether the pod holds GPUs or MIG devices of any vendor.
+    pub fn holds_gpus(&self) -> bool {
+        self.whole > 0 || self.amd > 0 || self.migs.iter().any(|m| m.1 > 0)
     }
 
     fn add(&mut self, o: &Demands) {
         self.whole += o.whole;
+        self.amd += o.amd;
         for (p, n) in &o.migs {
             match self.migs.iter_mut().find(|m| &m.0 == p) {
                 Some(m) => m.1 += n,
@@ -46,6 +55,7 @@ impl Demands {
     /// Each resource the larger of the two.
     fn raise(&mut self, o: &Demands) {
         self.whole = self.whole.max(o.whole);
+        self.amd = self.amd.max(o.amd);
         for (p, n) in &o.migs {
             match self.migs.iter_mut().find(|m| &m.0 == p) {
                 Some(m) => m.1 = m.1.max(*n),
@@ -87,7 +97,7 @@ pub fn of(file: &File<'_>, i: usize, pod: &Pod) -> Result<Demands, Diag> {
     apps.add(&sidecars);
     apps.raise(&peak);
     // More GPUs than a node may have, over all containers.
-    if apps.whole > MAX_GPUS_PER_NODE {
+    if apps.whole.max(apps.amd) > MAX_GPUS_PER_NODE {
         let mut p = file.item_path(i);
         p.extend([Step::Key("spec"), Step::Key("containers")]);
         return Err(file.error(
@@ -96,7 +106,7 @@ pub fn of(file: &File<'_>, i: usize, pod: &Pod) -> Result<Demands, Diag> {
             format!(
                 "pod {}: its containers ask for {} GPUs, more than the 1024 a node may have",
                 pod_name(pod),
-                apps.whole
+                apps.whole.max(apps.amd)
             ),
             "here",
             "kubectl prints whole counts of GPUs, at most 1024 a node",
@@ -175,9 +185,10 @@ fn container_demands(
     let mut d = Demands::default();
     for (k, q) in limits.into_iter().flatten() {
         let v = quantity::parse(&q.0);
-        if k == "nvidia.com/gpu" {
+        if k == "nvidia.com/gpu" || k == "amd.com/gpu" {
+            let count = if k == "amd.com/gpu" { &mut d.amd } else { &mut d.whole };
             match v {
-                Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= GPU_CAP => d.whole = n as u64,
+                Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= GPU_CAP => *count = n as u64,
                 _ => return Err(bad("limits", k, &q.0, "a GPU count from 0 to 1024")),
             }
         } else if let Some(profile) = k.strip_prefix("nvidia.com/mig-") {

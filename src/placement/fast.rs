@@ -52,6 +52,9 @@ struct Shape {
     fit: Option<(Option<String>, Option<String>, u64, u64)>,
     /// Which of the fleet's taints the profile tolerates.
     tolerates: Vec<bool>,
+    /// The class, for an engine that runs on one vendor's GPUs only: the
+    /// vendor check depends on it.
+    vendor_class: Option<String>,
 }
 
 struct Passing {
@@ -162,6 +165,7 @@ impl Index {
                 .need
                 .map(|n| (prof.gpu_class.clone(), prof.mig_profile.clone(), n.bytes.to_bits(), n.usable.to_bits())),
             tolerates: p.tolerates.clone(),
+            vendor_class: if prof.engine.runs_on_every_vendor() { None } else { prof.gpu_class.clone() },
         };
         if let Some(set) = self.passing.get(&shape) {
             return set.clone();

@@ -77,6 +77,9 @@ pub enum Reason {
         have_gib: u64,
         need_gib: u64,
     },
+    /// The profile's engine does not run on the node's GPUs of the class,
+    /// made by this vendor.
+    Vendor(crate::inventory::Vendor),
     /// Host memory, less the margin, cannot hold a CPU replica (whole GiB).
     HostFit {
         have_gib: u64,

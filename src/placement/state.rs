@@ -304,9 +304,26 @@ impl<'i> Fleet<'i> {
         Assign { node, gpus, mig_devices, cpus_millis, memory_mb }
     }
 
-    /// The memory fit of a compiled profile (see `memory`).
+    /// The checks after the GPU count that do not change while a plan is
+    /// made: the engine runs on the vendor of the node's GPUs of the class,
+    /// then the memory fit (see `memory`).
     pub fn fit_check(&self, node: u32, p: &Compiled<'_>) -> Result<(), Reason> {
+        self.vendor_check(node, p)?;
         self.fit(node, p.profile, p.need)
+    }
+
+    /// An engine built for one vendor's GPUs (TensorRT-LLM: CUDA only)
+    /// cannot use another's, however many are free.
+    fn vendor_check(&self, node: u32, p: &Compiled<'_>) -> Result<(), Reason> {
+        let prof = p.profile;
+        let Some(class) = prof.gpu_class.as_deref() else { return Ok(()) };
+        if prof.engine.runs_on_every_vendor() {
+            return Ok(());
+        }
+        match self.node(node).gpus.iter().find(|g| g.class == class && !prof.engine.runs_on(g.vendor)) {
+            Some(g) => Err(Reason::Vendor(g.vendor)),
+            None => Ok(()),
+        }
     }
 
     /// Whether a MIG device is held (by the inventory or this plan).

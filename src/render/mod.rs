@@ -38,6 +38,30 @@ pub struct Job<'a> {
     pub nvlink: Option<String>,
 }
 
+impl Job<'_> {
+    /// Who made the replica's GPUs: the vendor of the first GPU the plan
+    /// gives it (a replica's GPUs are of one class); NVIDIA for a
+    /// CPU-only one.
+    pub fn vendor(&self) -> crate::inventory::Vendor {
+        let gpu = self.entry.nodes.first().and_then(|a| a.gpus.first().map(|&g| (a, g)));
+        gpu.and_then(|(_, g)| {
+            let node = self.nodes.first()?;
+            node.gpu_position(g).map(|p| node.gpus[p].vendor)
+        })
+        .unwrap_or_default()
+    }
+
+    /// The image the replica runs: the profile's, else the engine's
+    /// default for its GPUs' vendor.
+    pub fn image(&self) -> &str {
+        let p = self.profile;
+        p.serving
+            .image
+            .as_deref()
+            .unwrap_or_else(|| crate::images::default_image_on(p.engine.name, !p.cpu_only(), self.vendor()))
+    }
+}
+
 /// What a replica asks for on each of its nodes; `None`: not known.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Resources {

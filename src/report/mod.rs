@@ -104,6 +104,7 @@ impl<'a> Names<'a> {
             Reason::HostFit { have_gib, need_gib } => {
                 format!("has {have_gib} GiB of memory for weights, needs {need_gib}")
             }
+            Reason::Vendor(v) => format!("does not run on {} GPUs", v.as_str()),
             Reason::NoFabric => format!("needs {} nodes on one fabric, but no node reports a fabric", p.nodes),
             Reason::PoolTooSmall { qualify } => {
                 format!("needs {} nodes, only {qualify} qualify", p.nodes)
@@ -165,6 +166,7 @@ impl<'a> Names<'a> {
             Reason::HostFit { have_gib, need_gib } => {
                 format!("{has} {have_gib} GiB of memory for weights, needs {need_gib}")
             }
+            Reason::Vendor(v) => format!("{has} {} GPUs, which {} does not run on", v.as_str(), p.engine.name),
             Reason::Cpus { free_millis } => {
                 format!("{has} {} free CPUs, needs {}", cpus_text(free_millis), p.serving.cpus.unwrap_or_default())
             }

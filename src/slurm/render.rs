@@ -347,8 +347,7 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
     if let Some(c) = cpus {
         let _ = write!(srun, " --cpus-per-task={c}");
     }
-    let image =
-        p.serving.image.as_deref().unwrap_or_else(|| crate::launch::default_image(p.engine.name, !p.cpu_only()));
+    let image = j.image();
     let in_llama_image = s.pyxis && image.contains("ggml-org/llama.cpp");
     if s.pyxis {
         let _ = write!(srun, " --container-image={}", quote(&pyxis_image(image)));

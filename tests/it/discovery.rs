@@ -551,3 +551,66 @@ fn a_gb200_node_discovers_its_racks_nvlink_domain_from_nvml_fabric_info() {
     let other = r#"{"cluster_uuid": "bbc2edac-6ffb-43a0-9053-cae96152c90a", "clique_id": 17044, "completed": true}"#;
     assert!(discover(&[gpu(0, joined), gpu(1, other)]).is_null());
 }
+
+/// Builds the fake sysfs a `tests/data/real/discovery/*.txt` file describes
+/// (one file a line: PATH, a tab, the content, `\n` for newlines).
+fn sysfs_from(root: &Path, description: &str) {
+    for line in description.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        let (path, content) = line.split_once('\t').expect("PATH<TAB>CONTENT");
+        write(root, &format!("sys/{path}"), &format!("{}\n", content.replace("\\n", "\n")));
+    }
+}
+
+const MI300X_SYSFS: &str = include_str!("../data/real/discovery/mi300x-sysfs.txt");
+
+#[test]
+fn amd_gpus_come_from_sysfs_without_nvml() {
+    let dir = tempfile::tempdir().unwrap();
+    sysfs_from(dir.path(), MI300X_SYSFS);
+    let (node, warnings) =
+        discover(&machine(dir.path(), Err("the NVIDIA driver is not loaded".into()), NodeConfig::default(), None));
+    // No NVML on an AMD machine is no reason to warn.
+    assert!(warnings.is_empty(), "{:?}", warnings.iter().map(|w| &w.message).collect::<Vec<_>>());
+    // The ASPEED card and its connector are not GPUs; the two MI300X are,
+    // with the VRAM rocm-smi printed (206141652992 B = 196592 MiB).
+    let gpus: Vec<_> = node
+        .gpus
+        .iter()
+        .map(|g| (g.index, g.name.as_str(), g.vendor.as_str(), g.memory_mb, g.pci_bus_id.as_deref(), g.class.as_str()))
+        .collect();
+    assert_eq!(
+        gpus,
+        [
+            (0, "AMD Instinct MI300X OAM", "amd", 196_592, Some("0000:1b:00.0"), "amd-instinct-mi300x-oam"),
+            (1, "AMD Instinct MI300X OAM", "amd", 196_592, Some("0000:3d:00.0"), "amd-instinct-mi300x-oam"),
+        ]
+    );
+    let text = toml_of(node);
+    assert!(text.contains("vendor = \"amd\"\nmemory_mb = 196592\n"), "{text}");
+    // What discover writes, place reads back.
+    let src = llmgw::diag::source("x.toml", text);
+    let back = llmgw::load::inventory_file(&src).unwrap();
+    assert_eq!(back[0].gpus[1].vendor, llmgw::inventory::Vendor::Amd);
+}
+
+#[test]
+fn an_nvidia_card_in_drm_is_listed_once_and_amd_ones_follow() {
+    let dir = tempfile::tempdir().unwrap();
+    sysfs_from(dir.path(), MI300X_SYSFS);
+    // The NVIDIA GPU NVML reports also has a DRM card of its own.
+    write(dir.path(), "sys/class/drm/card3/device/vendor", "0x10de\n");
+    write(dir.path(), "sys/class/drm/card3/device/mem_info_vram_total", "85899345920\n");
+    let (node, _) = discover(&machine(dir.path(), Ok(vec![gpu_at(0, ":18:00.0")]), NodeConfig::default(), None));
+    let gpus: Vec<_> = node.gpus.iter().map(|g| (g.index, g.vendor.as_str(), g.name.as_str())).collect();
+    assert_eq!(
+        gpus,
+        [
+            (0, "nvidia", "NVIDIA H100 80GB HBM3"),
+            (1, "amd", "AMD Instinct MI300X OAM"),
+            (2, "amd", "AMD Instinct MI300X OAM")
+        ]
+    );
+    // NVIDIA's GPUs print as they always have: no vendor key.
+    let text = toml_of(node);
+    assert_eq!(text.matches("vendor = ").count(), 2, "{text}");
+}

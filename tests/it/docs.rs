@@ -247,3 +247,24 @@ fn the_default_image_table_of_the_docs_is_the_one_render_uses() {
         assert_eq!(llmgw::launch::default_image(i.engine, true), i.gpu);
     }
 }
+
+#[test]
+fn the_rocm_image_table_of_the_docs_is_the_one_render_uses() {
+    let text = std::fs::read_to_string(root().join("docs/serving.md")).unwrap();
+    let start = text.find("## Default images on AMD GPUs").expect("docs/serving.md has the ROCm table");
+    let body = &text[start..];
+    let end = body[3..].find("\n## ").map_or(body.len(), |e| e + 3);
+    let rows: Vec<Vec<String>> = body[..end]
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| engine") && !l.starts_with("|---"))
+        .map(|l| l.trim_matches('|').split(" | ").map(|c| c.trim().trim_matches('`').to_string()).collect())
+        .collect();
+    let want: Vec<Vec<String>> = llmgw::images::ROCM
+        .iter()
+        .map(|i| vec![i.engine.to_string(), i.image.to_string(), i.released.to_string(), i.source.to_string()])
+        .collect();
+    assert_eq!(rows, want, "docs/serving.md's ROCm table and src/images.rs say the same");
+    for i in llmgw::images::ROCM {
+        assert!(!i.image.ends_with(":latest") && i.image.contains("rocm"), "{}: pin a ROCm release", i.engine);
+    }
+}

@@ -160,6 +160,36 @@ fn hostile_node() -> impl Strategy<Value = String> {
         })
 }
 
+/// A Node with the AMD device plugin's resource and the AMD labeller's
+/// labels, drawn from hostile counts and values.
+fn hostile_amd_node() -> impl Strategy<Value = String> {
+    (
+        prop::option::of(number()),
+        prop::option::of(number()),
+        prop::option::of(number()),
+        prop::option::of(number()),
+        prop::sample::select(vec!["192G", "99999999999999999999G", "G", "-1G", "1e18G", "", "AMD_Instinct_MI300X_OAM"]),
+        prop::sample::select(vec!["AMD_Instinct_MI300X_OAM", "", "_", "74a1"]),
+    )
+        .prop_map(|(capacity, allocatable, beta_a, beta_b, vram, name)| {
+            let mut labels = serde_json::json!({"amd.com/gpu.vram": vram, "amd.com/gpu.product-name": name});
+            let mut cap = serde_json::json!({});
+            let mut alloc = serde_json::json!({});
+            let put = |m: &mut serde_json::Value, k: &str, v: Option<String>| {
+                if let Some(v) = v {
+                    m[k] = v.into();
+                }
+            };
+            put(&mut labels, "beta.amd.com/gpu.device-id.74a1", beta_a);
+            put(&mut labels, "beta.amd.com/gpu.device-id.74b5", beta_b);
+            put(&mut cap, "amd.com/gpu", capacity);
+            put(&mut alloc, "amd.com/gpu", allocatable);
+            serde_json::json!({"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "n1", "labels": labels},
+                "status": {"capacity": cap, "allocatable": alloc, "conditions": [{"type": "Ready", "status": "True"}]}}]})
+            .to_string()
+        })
+}
+
 /// A Slurm node line with a hostile Gres and GresUsed, and a topology
 /// whose hostlists stand for many names.
 fn hostile_slurm() -> impl Strategy<Value = (String, String)> {
@@ -195,6 +225,11 @@ proptest! {
 
     #[test]
     fn hostile_gfd_counts_stay_within_bounds(node in hostile_node()) {
+        kube(("nodes.json", node), None);
+    }
+
+    #[test]
+    fn hostile_amd_counts_stay_within_bounds(node in hostile_amd_node()) {
         kube(("nodes.json", node), None);
     }
 

@@ -1,6 +1,7 @@
 //! The integration tests, one binary with a module per topic: each runs the
 //! real `llmgw` on real files, or drives the library as a user of it would.
 
+mod amd;
 mod amplify;
 mod architecture;
 mod cli;

@@ -195,6 +195,20 @@ fn gfd_case(c: &mut Check, facts: &BTreeMap<String, Value>, labels_file: &str, c
     if let Some(0) = want.get("whole_gpus_free").and_then(Value::as_u64) {
         c.eq(&name, "whole GPUs", n.gpus.iter().filter(|g| !g.in_mig_mode()).count(), 0);
     }
+    // The AMD node labeller: GPUs counted by its per-value labels (no
+    // capacity was printed), named by the device id where no product name
+    // is labelled, VRAM in whole GiB.
+    if let Some(amd) = want.get("amd_gpus").and_then(Value::as_u64) {
+        let of_amd: Vec<_> = n.gpus.iter().filter(|g| g.vendor == llmgw::inventory::Vendor::Amd).collect();
+        c.eq(&name, "AMD GPUs", of_amd.len() as u64, amd);
+        if let Some(label) = want.get("gpus_with_property").and_then(Value::as_u64) {
+            c.eq(&name, "AMD GPUs as the labels count them", of_amd.len() as u64, label);
+        }
+        for g in &of_amd {
+            c.eq(&name, "AMD GPU name", Some(g.name.as_str()), want["amd_gpu_name"].as_str());
+            c.eq(&name, "AMD GPU memory", Some(g.memory_mb), want.get("amd_gpu_memory_mib").and_then(Value::as_u64));
+        }
+    }
     if let Some(cpus) = want.get("cpus").and_then(Value::as_u64) {
         c.eq(&name, "cpus", n.cpus, Some(cpus as f64));
     }

@@ -211,7 +211,7 @@ fn a_pending_replica_holds_the_mig_device_it_waits_for() {
 
 /// Before: a node whose GFD labels count a GPU while the kubelet offers
 /// none imported as one free, healthy GPU; a node with AMD GPUs imported
-/// as none, without a word.
+/// as none, without a word. (AMD GPUs are imported now; Intel's are named.)
 #[test]
 fn gpus_the_kubelet_does_not_offer_are_unhealthy_and_other_vendors_are_named() {
     let dir = tempfile::tempdir().unwrap();
@@ -223,14 +223,19 @@ fn gpus_the_kubelet_does_not_offer_are_unhealthy_and_other_vendors_are_named() {
         node("l4", serde_json::json!({"nvidia.com/gpu.count": "1", "nvidia.com/gpu.product": "NVIDIA-L4"}),
              serde_json::json!({"nvidia.com/gpu": "0", "cpu": "8", "memory": "32Gi"})),
         node("mi300", serde_json::json!({}), serde_json::json!({"amd.com/gpu": "8", "cpu": "192", "memory": "2Ti"})),
+        node("arc", serde_json::json!({}), serde_json::json!({"gpu.intel.com/i915": "1", "cpu": "16", "memory": "64Gi"})),
     ]});
     let f = write(dir.path(), "nodes.json", &list.to_string());
     let out = run(&["inventory", "import", "kubernetes", f.to_str().unwrap(), "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("llmgw::kubernetes::no-device-plugin") && err.contains("node `l4`"), "{err}");
-    assert!(err.contains("llmgw::import::other-vendor") && err.contains("mi300 (8 amd.com/gpu)"), "{err}");
+    assert!(err.contains("llmgw::import::other-vendor") && err.contains("arc (1 gpu.intel.com/i915)"), "{err}");
+    assert!(!err.contains("mi300"), "{err}");
     let v = json(&out);
+    let mi300 = v["node"].as_array().unwrap().iter().find(|n| n["id"] == "mi300").unwrap();
+    assert_eq!(mi300["gpu"].as_array().unwrap().len(), 8, "{mi300}");
+    assert_eq!(mi300["gpu"][7]["vendor"], "amd", "{mi300}");
     let l4 = v["node"].as_array().unwrap().iter().find(|n| n["id"] == "l4").unwrap();
     assert_eq!(l4["gpu"][0]["healthy"], false, "{l4}");
 }

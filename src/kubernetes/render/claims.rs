@@ -28,7 +28,7 @@ const ATTRS: &str = "device.attributes[\"gpu.nvidia.com\"]";
 /// planned MIG device without a UUID of its own) has no `uuid`.
 pub fn unpinnable(r: &Resolved<'_>) -> Vec<Diag> {
     let mut out = Vec::new();
-    for j in &r.jobs {
+    for j in r.jobs.iter().filter(|j| j.vendor() == crate::inventory::Vendor::Nvidia) {
         for (at, node) in j.entry.nodes.iter().zip(&j.nodes) {
             for g in &at.gpus {
                 let Some(gpu) = node.gpu_position(*g).map(|i| &node.gpus[i]) else { continue };
@@ -88,9 +88,13 @@ pub(super) fn channel_name(workload: &str) -> String {
 }
 
 impl Ctx<'_, '_> {
-    /// Whether this replica's pods claim their GPUs through DRA.
+    /// Whether this replica's pods claim their GPUs through DRA: NVIDIA's
+    /// driver publishes NVIDIA GPUs only, so AMD GPUs keep their device
+    /// plugin's limits.
     pub(super) fn claims_gpus(&self) -> bool {
-        self.settings.devices == Devices::Dra && !self.job.profile.cpu_only()
+        self.settings.devices == Devices::Dra
+            && !self.job.profile.cpu_only()
+            && self.job.vendor() == crate::inventory::Vendor::Nvidia
     }
 
     /// The CEL selector and device class for the GPUs the pods pinned to

@@ -13,6 +13,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::Ctx;
+use crate::inventory::Vendor;
 
 impl Ctx<'_, '_> {
     /// The profile's tolerations, and on a GPU pod `nvidia.com/gpu`
@@ -32,7 +33,12 @@ impl Ctx<'_, '_> {
             })
             .collect();
         let gpu_key = crate::taints::GPU_KEY;
-        if !p.cpu_only() && !p.tolerations.iter().any(|t| t.key == gpu_key && t.value.is_none() && t.effect.is_none()) {
+        // The `nvidia.com/gpu` taint is NVIDIA's: AMD GPU nodes carry none.
+        let nvidia = self.job.vendor() == Vendor::Nvidia;
+        if nvidia
+            && !p.cpu_only()
+            && !p.tolerations.iter().any(|t| t.key == gpu_key && t.value.is_none() && t.effect.is_none())
+        {
             out.push(Toleration {
                 key: Some(gpu_key.into()),
                 operator: Some("Exists".into()),
@@ -60,7 +66,12 @@ impl Ctx<'_, '_> {
             }
             (None, 0) => {}
             (None, n) => {
-                limits.insert("nvidia.com/gpu".into(), Quantity(n.to_string()));
+                // Each vendor's device plugin offers its GPUs under its own name.
+                let resource = match j.vendor() {
+                    Vendor::Nvidia => "nvidia.com/gpu",
+                    Vendor::Amd => crate::kubernetes::amd::RESOURCE,
+                };
+                limits.insert(resource.into(), Quantity(n.to_string()));
             }
         }
         if let Some((name, count)) = rdma {

@@ -16,7 +16,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::{Ctx, GRACE_S, HF_CACHE, LWS, Object};
 use crate::kubernetes::lws::{LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate, WORKER_INDEX_LABEL};
-use crate::launch::{self, Ports, Role, Spec, Weights, default_image};
+use crate::launch::{self, Ports, Role, Spec, Weights};
 use crate::render::names;
 
 impl Ctx<'_, '_> {
@@ -196,9 +196,7 @@ impl Ctx<'_, '_> {
         let rdma = self.settings.rdma.as_ref().filter(|_| j.nodes.len() > 1 && !j.hcas.is_empty());
         Container {
             name: names::dns(p.engine.name),
-            image: Some(
-                p.serving.image.clone().unwrap_or_else(|| default_image(p.engine.name, !p.cpu_only()).to_string()),
-            ),
+            image: Some(self.job.image().to_string()),
             command,
             args,
             env: Some(self.env(rdma.is_some())),

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use proptest::prelude::*;
 
 pub(super) const CLASSES: &[&str] = &["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "NVIDIA L40S"];
-pub(super) const ENGINES: &[&str] = &["vllm", "sglang", "llama.cpp"];
+pub(super) const ENGINES: &[&str] = &["vllm", "sglang", "llama.cpp", "trtllm"];
 /// The last is an NVLink domain: tried first, though its name sorts last.
 pub(super) const FABRICS: &[&str] = &["ib-a", "ib-b", "ib-c", "nvl-z"];
 pub(super) const TAINTS: &[&str] =
@@ -217,6 +217,7 @@ pub(super) fn packing_model_strategy() -> impl Strategy<Value = GenModel> {
         .prop_map(|(m, per_node, replicas)| GenModel { per_node, replicas, ..m })
 }
 
+/// Every seventh node's GPUs are AMD's (TensorRT-LLM never runs there).
 pub(super) fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
     let mut s = String::new();
     for &i in order {
@@ -266,8 +267,9 @@ pub(super) fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
             let mig = g == 0 && n.mig > 0;
             let _ = writeln!(
                 s,
-                "[[node.gpu]]\nindex = {g}\nname = \"{}\"\nnvlink_peers = {:?}\nhealthy = {}\nmemory_mb = {}\nmig = {mig}",
+                "[[node.gpu]]\nindex = {g}\nname = \"{}\"\n{}nvlink_peers = {:?}\nhealthy = {}\nmemory_mb = {}\nmig = {mig}",
                 CLASSES[class],
+                if i % 7 == 6 { "vendor = \"amd\"\n" } else { "" },
                 if mig { Vec::new() } else { peers },
                 g >= n.unhealthy,
                 // Every fifth node does not report its GPU memory.

@@ -116,6 +116,7 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
             for &g in &a.gpus {
                 let gpu = &n.gpus[n.gpu_position(g).expect("a GPU of the node")];
                 prop_assert!(gpu.healthy, "unhealthy GPU chosen");
+                prop_assert!(prof.engine.runs_on(gpu.vendor), "{} placed on {:?} GPUs", prof.engine.name, gpu.vendor);
                 prop_assert!(!gpu.in_mig_mode(), "a GPU in MIG mode placed whole");
                 prop_assert_eq!(Some(&gpu.class), prof.gpu_class.as_ref(), "class mixing");
                 prop_assert!(taken.insert((a.node as usize, g)), "GPU {} of {} allocated twice", g, n.id);
