@@ -189,7 +189,9 @@ fn tops<'s>(
     let mut work = 0usize;
     while let Some(s) = ready.pop() {
         for &c in children.get(s).into_iter().flatten() {
-            let Some(left) = waiting.get_mut(c) else { continue };
+            // Already reached: a switch defined twice is counted once but
+            // listed as a child once per definition.
+            let Some(left) = waiting.get_mut(c).filter(|l| **l > 0) else { continue };
             *left -= 1;
             if *left > 0 {
                 continue;
@@ -319,6 +321,15 @@ mod tests {
             .unwrap();
         assert_eq!(t.fabrics["n0"], ["a", "b"]);
         assert!(t.leaves.is_empty());
+    }
+
+    #[test]
+    fn a_switch_defined_twice_does_not_panic() {
+        // Found by the mutation property test: the second definition's
+        // parent list counted twice what was waited for once.
+        let t = read_conf("SwitchName=s0 Nodes=n0\nSwitchName=s0 Nodes=n1\nSwitchName=a Switches=s0\n").unwrap();
+        assert_eq!(t.fabrics["n0"], ["a"]);
+        assert_eq!(t.fabrics["n1"], ["a"]);
     }
 
     #[test]
