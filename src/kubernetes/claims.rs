@@ -144,8 +144,9 @@ fn identity(meta: &ObjectMeta, ns: &str, namespaces: Option<&[String]>) -> Optio
     Some((model, replica))
 }
 
-/// The claim's devices on the node: its replica's entry there (from its
-/// pod) takes them in place of what the pod said; else a new entry.
+/// The claim's devices on the node, in place of what the replica's pod
+/// said it holds there (its annotation: what the plan chose); the pod's
+/// CPUs, memory and profile stay with the first entry.
 fn give(node: &mut Node, model: &str, replica: u32, h: Held) {
     let mut entries: Vec<Allocation> = Vec::new();
     if !h.gpus.is_empty() {
@@ -159,17 +160,17 @@ fn give(node: &mut Node, model: &str, replica: u32, h: Held) {
     for (g, migs) in by_gpu {
         entries.push(Allocation::new(model.to_string(), replica, vec![g], migs));
     }
-    for e in entries {
-        let own = node
-            .allocations
-            .iter_mut()
-            .find(|a| a.model == model && a.replica == replica && a.gpus.is_empty() && a.mig_devices.is_empty());
-        match own {
-            Some(a) => {
-                a.gpus = e.gpus;
-                a.mig_devices = e.mig_devices;
+    let mine = |a: &Allocation| a.model == model && a.replica == replica;
+    let pod = node.allocations.iter().find(|a| mine(a)).cloned();
+    if let Some(pod) = pod {
+        node.allocations.retain(|a| !mine(a));
+        for (n, e) in entries.iter_mut().enumerate() {
+            e.profile.clone_from(&pod.profile);
+            e.pending = pod.pending;
+            if n == 0 {
+                (e.cpus, e.memory_mb) = (pod.cpus, pod.memory_mb);
             }
-            None => node.allocations.push(e),
         }
     }
+    node.allocations.extend(entries);
 }

@@ -29,6 +29,9 @@ struct Held {
     labels: BTreeMap<String, String>,
     annotations: BTreeMap<String, String>,
     d: Demands,
+    /// The GPUs it claims through DRA, by llmgw's annotation: held only if
+    /// the pod is still llmgw's once its claim is sifted.
+    dra: u64,
 }
 
 impl Held {
@@ -127,8 +130,9 @@ pub fn allocations(
             Ok(d) => d,
             Err(d) => return problems.push(d),
         };
+        let dra = if ours && !d.holds_gpus() { claimed_gpus(&pod, &annotations, bound.as_deref()) } else { 0 };
         let nodes = if bound.is_none() { pinned(&pod, &annotations) } else { Vec::new() };
-        let h = Held { i, ns, name, node: bound.unwrap_or_default(), labels, annotations, d };
+        let h = Held { i, ns, name, node: bound.unwrap_or_default(), labels, annotations, d, dra };
         if !h.node.is_empty() {
             if h.d.any() || h.llmgw() {
                 held.push(h);
@@ -144,6 +148,9 @@ pub fn allocations(
         annotations: &mut h.annotations,
     });
     super::trust::sift(claimants.collect(), namespaces, warnings);
+    for h in held.iter_mut().chain(waiting.iter_mut().map(|w| &mut w.held)).filter(|h| h.llmgw()) {
+        h.d.whole = h.d.whole.max(h.dra);
+    }
     // A disowned pod is any other pod: bound, it holds what it asks for;
     // unbound, nothing yet.
     held.retain(|h| h.d.any() || h.llmgw());
@@ -258,6 +265,24 @@ impl Report {
                 .help("render pins every pod to its planned nodes; a pod without that may be started twice"),
             );
         }
+    }
+}
+
+/// A pod of llmgw's that claims its GPUs through DRA asks the device
+/// plugin for none: it holds as many as llmgw's annotation names on its
+/// node (on the first node, while it waits), the GPUs the plan chose,
+/// until `--claims` says which it was given. MIG devices are known from
+/// the claims only.
+fn claimed_gpus(pod: &Pod, annotations: &BTreeMap<String, String>, node: Option<&str>) -> u64 {
+    let claims = pod.spec.as_ref().and_then(|s| s.resource_claims.as_ref());
+    if !claims.is_some_and(|c| c.iter().any(|c| c.name == "gpus")) || annotations.contains_key("llmgw.io/mig-devices") {
+        return 0;
+    }
+    let Some(a) = annotations.get("llmgw.io/gpus") else { return 0 };
+    let count = |list: &str| list.split(',').filter(|g| !g.trim().is_empty()).count() as u64;
+    match node {
+        Some(n) => part(a, n).ok().flatten().map_or(0, count),
+        None => a.split(';').filter_map(|p| p.split_once('=')).map(|(_, l)| count(l)).max().unwrap_or(0),
     }
 }
 

@@ -169,6 +169,12 @@ pub fn pods_of(doc: &serde_json::Value, plan: &serde_json::Value) -> Vec<Pod> {
             pod["metadata"]["name"] = format!("{name}-{i}").into();
             pod["metadata"]["namespace"] = "serving".into();
             pod["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/worker-index"] = i.to_string().into();
+            // The LWS controller labels every pod of a group with the set's
+            // name and the group's index.
+            if doc["kind"] == "LeaderWorkerSet" {
+                pod["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/name"] = name.into();
+                pod["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/group-index"] = "0".into();
+            }
             pod["spec"]["nodeName"] = n["node"].clone();
             serde_json::from_value(pod).unwrap()
         })
