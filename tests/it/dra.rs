@@ -728,3 +728,36 @@ fn a_claim_pasted_in_the_drivers_issues_is_held_on_its_pool() {
     // Pasted without metadata: held under the claim's own (empty) name.
     assert_eq!(n["allocation"], json!([{"model": "claim:/", "replica": 0, "gpus": [gpu0]}]));
 }
+
+#[test]
+fn a_mig_device_without_its_own_uuid_is_claimed_by_its_gpu_and_profile() {
+    // Devices the driver creates on demand carry no uuid until they exist:
+    // the claim names the GPU's uuid and the profile instead.
+    let f = fleet(4);
+    let mut inv: Value = serde_json::from_str(&std::fs::read_to_string(&f.inventory).unwrap()).unwrap();
+    for n in inv["node"].as_array_mut().unwrap() {
+        for g in n["gpu"].as_array_mut().unwrap() {
+            for m in g.get_mut("mig_device").and_then(Value::as_array_mut).into_iter().flatten() {
+                m.as_object_mut().unwrap().remove("uuid");
+            }
+        }
+    }
+    std::fs::write(&f.inventory, inv.to_string()).unwrap();
+    let out = f.render(&["--devices", "dra"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let docs = documents(&stdout(&out));
+    let tiny = docs
+        .iter()
+        .find(|d| d["kind"] == "ResourceClaimTemplate" && d["metadata"]["annotations"]["llmgw.io/model"] == "tiny")
+        .unwrap();
+    let t: ResourceClaimTemplate = serde_json::from_value(tiny.clone()).unwrap();
+    let exactly = t.spec.spec.devices.as_ref().unwrap().requests.as_ref().unwrap()[0].exactly.clone().unwrap();
+    assert_eq!(exactly.device_class_name, "mig.nvidia.com");
+    let expression = &exactly.selectors.as_ref().unwrap()[0].cel.as_ref().unwrap().expression;
+    assert_eq!(
+        expression,
+        "device.attributes[\"gpu.nvidia.com\"].parentUUID == \"GPU-2fa81118-5a5f-aa66-7660-471eed407181\" && device.attributes[\"gpu.nvidia.com\"].profile == \"1g.5gb\""
+    );
+    let got = admitted(&t, &devices(&f.slices));
+    assert_eq!(got, [("ipp1-0033".to_string(), "gpu-0-mig-1g.5gb-0".to_string())].into());
+}
