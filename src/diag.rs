@@ -67,6 +67,7 @@ codes! {
     GpuAllocatedTwice => "llmgw::inventory::gpu-allocated-twice", "a GPU held by two allocations";
     UnknownPeer => "llmgw::inventory::unknown-peer", "an NVLink peer that is not a GPU of the node";
     UnknownState => "llmgw::inventory::unknown-state", "a node state other than ready, cordoned, draining, down";
+    FabricKinds => "llmgw::inventory::fabric-kinds", "one fabric given different kinds on different nodes";
     UnknownFabricKind => "llmgw::inventory::unknown-fabric-kind", "a fabric kind other than infiniband, roce, nvlink";
     UnknownVendor => "llmgw::inventory::unknown-vendor", "a GPU vendor other than nvidia and amd";
     NoState => "llmgw::inventory::no-state", "a node with no state, taken as ready";

@@ -42,6 +42,8 @@ pub fn lint(src: &Source, wanted: Option<&BTreeSet<String>>) -> Vec<Diag> {
     }
     let Ok(root) = doc::parse(src.text(), src.format()) else { return Vec::new() };
     let mut out = Vec::new();
+    // Fabric name -> (kind, the node that said so first).
+    let mut kinds: std::collections::BTreeMap<&str, (&str, &str)> = std::collections::BTreeMap::new();
     for node in items(field(&root, "node")) {
         let id_node = field(node, "id");
         let id = id_node.and_then(text).unwrap_or("");
@@ -56,6 +58,22 @@ pub fn lint(src: &Source, wanted: Option<&BTreeSet<String>>) -> Vec<Diag> {
         for fabric in items(field(node, "fabric")) {
             let Some(name_node) = field(fabric, "name") else { continue };
             let Some(name) = text(name_node) else { continue };
+            let kind_node = field(fabric, "kind");
+            let kind = kind_node.and_then(text).unwrap_or("infiniband");
+            match kinds.get(name) {
+                Some((first, by)) if *first != kind => out.push(
+                    Diag::warning(
+                        Code::FabricKinds,
+                        format!("fabric `{name}` is {kind} on node `{id}` but {first} on node `{by}`"),
+                    )
+                    .at(src, kind_node.unwrap_or(name_node).span, format!("{kind} here"))
+                    .help("one fabric is one kind on every node; placement takes a fabric any node calls nvlink as an NVLink domain"),
+                ),
+                Some(_) => {}
+                None => {
+                    kinds.insert(name, (kind, id));
+                }
+            }
             let lid = name.strip_prefix("ib-sm").filter(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()));
             if let Some(lid) = lid {
                 out.push(

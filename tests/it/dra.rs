@@ -761,3 +761,18 @@ fn a_mig_device_without_its_own_uuid_is_claimed_by_its_gpu_and_profile() {
     let got = admitted(&t, &devices(&f.slices));
     assert_eq!(got, [("ipp1-0033".to_string(), "gpu-0-mig-1g.5gb-0".to_string())].into());
 }
+
+#[test]
+fn lint_says_when_nodes_disagree_on_what_a_fabric_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = write(
+        dir.path(),
+        "i.toml",
+        "[[node]]\nid = \"a\"\nstate = \"ready\"\n[[node.fabric]]\nname = \"rack-1\"\nkind = \"nvlink\"\n\
+         [[node]]\nid = \"b\"\nstate = \"ready\"\n[[node.fabric]]\nname = \"rack-1\"\n",
+    );
+    let out = run(&["lint", inv.to_str().unwrap()]);
+    let err = flat(&out.stderr);
+    assert!(err.contains("llmgw::inventory::fabric-kinds"), "{err}");
+    assert!(err.contains("fabric `rack-1` is infiniband on node `b` but nvlink on node `a`"), "{err}");
+}
