@@ -1376,7 +1376,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__render__subcmd__kubernetes)
-            opts="-i -o -n -h -V --catalog --inventory --output --endpoints --stop --allow-stale --format --namespace --rdma-resource --priority-class --service-account --image-pull-secret --devices --color --max-input-bytes --help --version"
+            opts="-i -o -n -h -V --catalog --inventory --output --endpoints --endpoints-format --stop --allow-stale --format --namespace --rdma-resource --priority-class --service-account --image-pull-secret --devices --gateway --epp --gateway-parent --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1404,6 +1404,10 @@ _llmgw() {
                     ;;
                 --endpoints)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoints-format)
+                    COMPREPLY=($(compgen -W "json litellm" -- "${cur}"))
                     return 0
                     ;;
                 --stop)
@@ -1442,6 +1446,18 @@ _llmgw() {
                     COMPREPLY=($(compgen -W "device-plugin dra" -- "${cur}"))
                     return 0
                     ;;
+                --gateway)
+                    COMPREPLY=($(compgen -W "inference-pool" -- "${cur}"))
+                    return 0
+                    ;;
+                --epp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gateway-parent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1458,7 +1474,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__render__subcmd__slurm)
-            opts="-i -o -h -V --catalog --inventory --output --endpoints --stop --allow-stale --format --log-dir --partition --account --qos --time --container --cache-dir --color --max-input-bytes --help --version"
+            opts="-i -o -h -V --catalog --inventory --output --endpoints --endpoints-format --stop --allow-stale --format --log-dir --partition --account --qos --time --container --cache-dir --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1486,6 +1502,10 @@ _llmgw() {
                     ;;
                 --endpoints)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoints-format)
+                    COMPREPLY=($(compgen -W "json litellm" -- "${cur}"))
                     return 0
                     ;;
                 --stop)

@@ -176,7 +176,9 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and not __fish_seen_
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l catalog -d 'The catalog the plan was made from' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s i -l inventory -d 'The inventory to render on: the plan is checked against it (repeat to merge several)' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s o -l output -d 'Write one file per object into this folder, which render owns: its own stale files there are removed (`-`: one stream on stdout)' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l endpoints -d 'Also write every replica\'s URL here, as JSON, for a gateway or load balancer' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l endpoints -d 'Also write every replica\'s URL here, for a gateway or load balancer (JSON, or see --endpoints-format)' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l endpoints-format -d 'What --endpoints writes: llmgw\'s JSON list, or a LiteLLM proxy config (`model_list`, one entry per replica)' -r -f -a "json\t'{"endpoints": [{"model", "replica", "url"}]}'
+litellm\t'A LiteLLM proxy config: `model_list`, one entry per replica'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l stop -d 'Print what to stop when plan NEW replaces plan OLD (nothing is run); for Slurm, with --inventory, jobs the inventory knows are cancelled by id' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l format -d 'How to report what was done to each file under -o DIR: a line each (new, changed, unchanged, removed), or JSON' -r -f -a "human\t''
 json\t''"
@@ -187,6 +189,9 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subc
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l image-pull-secret -d 'A Secret every pod pulls its image with; repeat for several (a profile\'s `kubernetes.image_pull_secrets` wins)' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l devices -d 'How pods get their GPUs: device-plugin (`nvidia.com/gpu` limits; the plugin picks which GPUs) or dra (a ResourceClaim per pod that admits exactly the planned GPUs, by UUID; needs NVIDIA\'s DRA driver)' -r -f -a "device-plugin\t'`nvidia.com/gpu` limits: the device plugin picks which GPUs'
 dra\t'A DRA claim per pod that admits exactly the planned GPUs'"
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l gateway -d 'Also write what a gateway routes by: an InferencePool per model (Gateway API Inference Extension), picked from by --epp' -r -f -a "inference-pool\t'An InferencePool per model (inference.networking.k8s.io/v1)'"
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l epp -d 'With --gateway: the endpoint picker\'s Service and port [default port: 9002]' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l gateway-parent -d 'With --gateway: also an HTTPRoute per model, attached to this Gateway, that sends requests naming the model (X-Gateway-Model-Name) to its pool' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -197,7 +202,9 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subc
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l catalog -d 'The catalog the plan was made from' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s i -l inventory -d 'The inventory to render on: the plan is checked against it (repeat to merge several)' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -s o -l output -d 'Write one file per object into this folder, which render owns: its own stale files there are removed (`-`: one stream on stdout)' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l endpoints -d 'Also write every replica\'s URL here, as JSON, for a gateway or load balancer' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l endpoints -d 'Also write every replica\'s URL here, for a gateway or load balancer (JSON, or see --endpoints-format)' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l endpoints-format -d 'What --endpoints writes: llmgw\'s JSON list, or a LiteLLM proxy config (`model_list`, one entry per replica)' -r -f -a "json\t'{"endpoints": [{"model", "replica", "url"}]}'
+litellm\t'A LiteLLM proxy config: `model_list`, one entry per replica'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l stop -d 'Print what to stop when plan NEW replaces plan OLD (nothing is run); for Slurm, with --inventory, jobs the inventory knows are cancelled by id' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l format -d 'How to report what was done to each file under -o DIR: a line each (new, changed, unchanged, removed), or JSON' -r -f -a "human\t''
 json\t''"

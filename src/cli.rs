@@ -349,9 +349,13 @@ pub struct RenderArgs {
     /// own stale files there are removed (`-`: one stream on stdout)
     #[arg(long, short, value_name = "DIR")]
     pub output: Option<PathBuf>,
-    /// Also write every replica's URL here, as JSON, for a gateway or load balancer
+    /// Also write every replica's URL here, for a gateway or load balancer (JSON, or see --endpoints-format)
     #[arg(long, value_name = "FILE")]
     pub endpoints: Option<PathBuf>,
+    /// What --endpoints writes: llmgw's JSON list, or a LiteLLM proxy
+    /// config (`model_list`, one entry per replica)
+    #[arg(long, value_enum, value_name = "FORMAT", requires = "endpoints")]
+    pub endpoints_format: Option<EndpointsFormat>,
     /// Print what to stop when plan NEW replaces plan OLD (nothing is run);
     /// for Slurm, with --inventory, jobs the inventory knows are cancelled by id
     #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with_all = ["plan", "catalog", "output", "endpoints"])]
@@ -392,6 +396,32 @@ pub struct RenderKubernetesArgs {
     /// exactly the planned GPUs, by UUID; needs NVIDIA's DRA driver)
     #[arg(long, value_enum, value_name = "HOW", default_value = "device-plugin")]
     pub devices: crate::kubernetes::render::Devices,
+    /// Also write what a gateway routes by: an InferencePool per model
+    /// (Gateway API Inference Extension), picked from by --epp
+    #[arg(long, value_enum, value_name = "KIND", requires = "epp")]
+    pub gateway: Option<GatewayKind>,
+    /// With --gateway: the endpoint picker's Service and port [default port: 9002]
+    #[arg(long, value_name = "NAME[:PORT]", requires = "gateway")]
+    pub epp: Option<String>,
+    /// With --gateway: also an HTTPRoute per model, attached to this Gateway,
+    /// that sends requests naming the model (X-Gateway-Model-Name) to its pool
+    #[arg(long, value_name = "NS/NAME", requires = "gateway")]
+    pub gateway_parent: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GatewayKind {
+    /// An InferencePool per model (inference.networking.k8s.io/v1)
+    InferencePool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, ValueEnum)]
+pub enum EndpointsFormat {
+    /// {"endpoints": [{"model", "replica", "url"}]}
+    #[default]
+    Json,
+    /// A LiteLLM proxy config: `model_list`, one entry per replica
+    Litellm,
 }
 
 #[derive(Args, Debug)]

@@ -92,6 +92,8 @@ codes! {
     CannotRender => "llmgw::render::cannot-render", "a replica llmgw cannot start on that platform";
     NoResources => "llmgw::render::no-resources", "replicas rendered without CPU or memory requests";
     NoRdma => "llmgw::render::no-rdma", "multi-node pods without an RDMA device: NCCL falls back to TCP";
+    SharedPicker => "llmgw::render::shared-picker", "several InferencePools that name one endpoint picker, which serves one pool";
+    PortsApart => "llmgw::render::ports-apart", "a model whose replicas listen on different ports behind one InferencePool";
     UnknownModel => "llmgw::cli::unknown-model", "a model name the catalog does not have";
     UnknownReplica => "llmgw::cli::unknown-replica", "a replica index the model does not have";
     BadArgument => "llmgw::cli::bad-argument", "a command-line value llmgw cannot use";

@@ -54,6 +54,7 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
         service_account: a.service_account.clone(),
         image_pull_secrets: a.image_pull_secret.clone(),
         devices: a.devices,
+        gateway: k8s::gateway::from_flags(a.epp.as_deref(), a.gateway_parent.as_deref())?,
     };
     if let Some(stop) = &a.common.stop {
         if !a.common.inventory.is_empty() {
@@ -62,7 +63,10 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
                 .into());
         }
         let (old, new) = stop_plans(stop)?;
-        let lines = k8s::stop_lines(&old, &crate::plan::stopped(&old, &new), settings.namespace.as_deref());
+        let mut lines = k8s::stop_lines(&old, &crate::plan::stopped(&old, &new), settings.namespace.as_deref());
+        if let Some(g) = &settings.gateway {
+            lines.push_str(&k8s::stop_gateway_lines(&old, &new, g, settings.namespace.as_deref()));
+        }
         return print(&lines);
     }
     let target = out::target(a.common.output.as_deref())?;
@@ -90,6 +94,13 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
     for (model, name) in k8s::services(&all) {
         if !rendered.contains(model) {
             keep.push(format!("service-{name}.yaml"));
+            // And its pool and route, when they are asked for.
+            if let Some(g) = &settings.gateway {
+                keep.push(format!("inferencepool-{name}.yaml"));
+                if g.parent.is_some() {
+                    keep.push(format!("httproute-{name}.yaml"));
+                }
+            }
         }
     }
     finish("kubernetes", &target, || r.stream(), || r.files(), &keep, &r.endpoints, &a.common)
@@ -187,7 +198,11 @@ fn finish(
     let endpoints = match a.endpoints.as_deref() {
         Some(path) => {
             let mut sink = Sink::open(Some(path))?;
-            sink.write_all(render::endpoints_json(endpoints).as_bytes())
+            let format = match a.endpoints_format.unwrap_or_default() {
+                cli::EndpointsFormat::Json => render::endpoints::Format::Json,
+                cli::EndpointsFormat::Litellm => render::endpoints::Format::Litellm,
+            };
+            sink.write_all(render::endpoints::text(format, endpoints).as_bytes())
                 .map_err(|e| out::io_error("write", path, &e))?;
             Some((path, sink))
         }

@@ -4,6 +4,7 @@
 //! and memory it asks for. See docs/serving.md.
 
 pub mod check;
+pub mod endpoints;
 pub mod names;
 pub mod out;
 
@@ -85,6 +86,9 @@ pub struct Endpoint<'a> {
     pub model: &'a str,
     pub replica: u32,
     pub url: String,
+    /// The engine that serves it: which API a client speaks to it.
+    #[serde(skip)]
+    pub engine: &'static str,
 }
 
 /// Writes `{"endpoints": [...]}`.

@@ -173,7 +173,12 @@ pub fn render<'a>(
         let mut by_slurm = node_ids.clone();
         by_slurm.sort_by(|a, b| slurm_order(a, b));
         let url = format!("http://{}:{}", by_slurm[0], ports.http);
-        out.endpoints.push(Endpoint { model: &j.entry.model, replica: j.entry.replica, url: url.clone() });
+        out.endpoints.push(Endpoint {
+            model: &j.entry.model,
+            replica: j.entry.replica,
+            url: url.clone(),
+            engine: j.profile.engine.name,
+        });
         out.scripts.push(File {
             name: format!("{name}.sbatch"),
             text: script(j, &name, ports, &url, s),

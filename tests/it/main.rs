@@ -12,6 +12,7 @@ mod docs;
 mod dra;
 mod engine_check;
 mod fit;
+mod gateway;
 mod generated;
 mod hardening;
 mod hostile_imports;

@@ -4,11 +4,13 @@
 //! pods that serve. Each kind of object has its own room: the workloads in
 //! `workload` (where they may run and what they ask for in `scheduling`),
 //! the Services in `service`, DRA claim templates in `claims`, NVLink
-//! domains' ComputeDomains in `domain`. See docs/kubernetes.md and
+//! domains' ComputeDomains in `domain`, the InferencePools and HTTPRoutes
+//! a gateway routes by in `gateway`. See docs/kubernetes.md and
 //! docs/serving.md.
 
 pub mod claims;
 pub mod domain;
+pub mod gateway;
 mod scheduling;
 mod service;
 mod workload;
@@ -44,6 +46,8 @@ pub struct Settings {
     pub image_pull_secrets: Vec<String>,
     /// How pods get their GPUs.
     pub devices: Devices,
+    /// `--gateway inference-pool`: a pool (and a route) per model.
+    pub gateway: Option<gateway::Gateway>,
 }
 
 /// How a pod asks for its GPUs.
@@ -63,30 +67,39 @@ pub enum Object {
     Service(Box<Service>),
     ClaimTemplate(Box<ResourceClaimTemplate>),
     ComputeDomain(Box<domain::ComputeDomain>),
+    InferencePool(Box<gateway::InferencePool>),
+    HttpRoute(Box<gateway::HttpRoute>),
 }
 
 impl Object {
-    fn metadata(&self) -> &ObjectMeta {
+    pub fn name(&self) -> &str {
+        self.meta().name.as_deref().unwrap_or_default()
+    }
+
+    fn meta(&self) -> &ObjectMeta {
         match self {
             Object::Deployment(d) => &d.metadata,
             Object::LeaderWorkerSet(l) => &l.metadata,
             Object::Service(s) => &s.metadata,
             Object::ClaimTemplate(c) => &c.metadata,
             Object::ComputeDomain(c) => &c.metadata,
+            Object::InferencePool(p) => &p.metadata,
+            Object::HttpRoute(r) => &r.metadata,
         }
-    }
-
-    pub fn name(&self) -> &str {
-        self.metadata().name.as_deref().unwrap_or_default()
     }
 
     /// The model (exact, from the annotation) and replica it serves.
     pub fn replica(&self) -> (Option<String>, Option<u32>) {
-        let meta = self.metadata();
+        let meta = self.meta();
         let model = meta.annotations.as_ref().and_then(|a| a.get("llmgw.io/model")).cloned();
         let replica = match self {
-            Object::Service(_) => None,
-            _ => meta.labels.as_ref().and_then(|l| l.get("llmgw.io/replica")).and_then(|r| r.parse().ok()),
+            Object::Service(_) | Object::InferencePool(_) | Object::HttpRoute(_) => None,
+            Object::Deployment(_)
+            | Object::LeaderWorkerSet(_)
+            | Object::ClaimTemplate(_)
+            | Object::ComputeDomain(_) => {
+                meta.labels.as_ref().and_then(|l| l.get("llmgw.io/replica")).and_then(|r| r.parse().ok())
+            }
         };
         (model, replica)
     }
@@ -97,7 +110,9 @@ impl Object {
             Object::Service(_) => format!("service-{}.yaml", self.name()),
             Object::ClaimTemplate(_) => format!("resourceclaimtemplate-{}.yaml", self.name()),
             Object::ComputeDomain(_) => format!("computedomain-{}.yaml", self.name()),
-            _ => format!("{}.yaml", self.name()),
+            Object::InferencePool(_) => format!("inferencepool-{}.yaml", self.name()),
+            Object::HttpRoute(_) => format!("httproute-{}.yaml", self.name()),
+            Object::Deployment(_) | Object::LeaderWorkerSet(_) => format!("{}.yaml", self.name()),
         }
     }
 
@@ -115,6 +130,8 @@ impl Object {
             Object::Service(s) => serde_saphyr::to_fmt_writer(out, s),
             Object::ClaimTemplate(c) => serde_saphyr::to_fmt_writer(out, c),
             Object::ComputeDomain(c) => serde_saphyr::to_fmt_writer(out, c),
+            Object::InferencePool(p) => serde_saphyr::to_fmt_writer(out, p),
+            Object::HttpRoute(r) => serde_saphyr::to_fmt_writer(out, r),
         }
         .map_err(|e| e.to_string())
     }
@@ -273,6 +290,7 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
     let labels = model_labels(&models);
     let mut out = Rendered { objects: Vec::new(), endpoints: Vec::new(), warnings: Vec::new() };
     let mut no_rdma = Vec::new();
+    let mut apart = Vec::new();
     for (j, name) in r.jobs.iter().zip(names) {
         let ctx = Ctx { job: j, name, model_label: &labels[j.entry.model.as_str()], settings: s };
         if j.nodes.len() > 1 && !j.hcas.is_empty() && s.rdma.is_none() {
@@ -299,16 +317,36 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
             None => format!("http://{svc}:{first}"),
         };
         for j in jobs {
-            out.endpoints.push(Endpoint { model: &j.entry.model, replica: j.entry.replica, url: url.clone() });
+            out.endpoints.push(Endpoint {
+                model: &j.entry.model,
+                replica: j.entry.replica,
+                url: url.clone(),
+                engine: j.profile.engine.name,
+            });
         }
         out.objects.push(Written::of(&Object::Service(Box::new(service(
             m,
             &labels[&m],
-            svc,
+            svc.clone(),
             first,
             s.namespace.clone(),
         )))));
+        if let Some(g) = &s.gateway {
+            let ports: std::collections::BTreeSet<u16> = jobs.iter().map(|j| Ports::defaults(j.profile).http).collect();
+            if ports.len() > 1 {
+                let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+                apart.push(format!("{m} ({})", ports.join(", ")));
+            }
+            let pool =
+                gateway::Pool { model: m, label: &labels[&m], name: &svc, port: first, namespace: s.namespace.clone() };
+            out.objects.push(Written::of(&Object::InferencePool(Box::new(pool.pool(g)))));
+            if let Some(parent) = &g.parent {
+                out.objects.push(Written::of(&Object::HttpRoute(Box::new(pool.route(parent)))));
+            }
+        }
     }
+    let gateway_warnings = gateway::warnings(&out.objects, s.gateway.as_ref(), &apart);
+    out.warnings.extend(gateway_warnings);
     if !no_rdma.is_empty() {
         out.warnings.push(
             Diag::warning(
@@ -335,6 +373,24 @@ pub fn stop_lines(old: &Plan, stopped: &std::collections::HashSet<*const Entry>,
         if stopped.contains(&std::ptr::from_ref(*e)) {
             let kind = if e.nodes.len() > 1 { "leaderworkerset" } else { "deployment" };
             let _ = writeln!(out, "kubectl delete {kind}/{name}{ns}");
+        }
+    }
+    out
+}
+
+/// `kubectl delete` lines for the pools (and routes) of the models OLD
+/// runs and NEW runs no replica of at all.
+pub fn stop_gateway_lines(old: &Plan, new: &Plan, g: &gateway::Gateway, namespace: Option<&str>) -> String {
+    let all: Vec<&Entry> = old.entries.iter().collect();
+    let kept: std::collections::HashSet<&str> = new.entries.iter().map(|e| e.model.as_str()).collect();
+    let ns = namespace.map(|n| format!(" -n {}", launch::quote(n))).unwrap_or_default();
+    let mut out = String::new();
+    for (m, name) in services(&all) {
+        if !kept.contains(m) {
+            let _ = writeln!(out, "kubectl delete inferencepool.inference.networking.k8s.io/{name}{ns}");
+            if g.parent.is_some() {
+                let _ = writeln!(out, "kubectl delete httproute.gateway.networking.k8s.io/{name}{ns}");
+            }
         }
     }
     out
