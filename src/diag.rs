@@ -135,6 +135,7 @@ codes! {
     SlicesDisagree => "llmgw::kubernetes::slices-disagree", "GPU labels that disagree with the GPUs a node's ResourceSlices publish";
     SliceUnknownNode => "llmgw::kubernetes::slice-unknown-node", "ResourceSlices or claims of a node the node list lacks";
     ClaimUnknownDevice => "llmgw::kubernetes::claim-unknown-device", "a claim allocated a device no imported slice publishes";
+    SharedComputeDomain => "llmgw::render::shared-compute-domain", "a node holding two multi-node replicas on an NVLink domain, which NVIDIA's driver cannot give two ComputeDomains";
     NoUuid => "llmgw::render::no-uuid", "a planned GPU without a uuid, which a DRA claim cannot pin";
     RelativePath => "llmgw::engines::relative-path", "a relative PATH entry, ignored when looking for engines";
 }

@@ -63,7 +63,8 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
                 .into());
         }
         let (old, new) = stop_plans(stop)?;
-        let mut lines = k8s::stop_lines(&old, &crate::plan::stopped(&old, &new), settings.namespace.as_deref());
+        let mut lines =
+            k8s::stop_lines(&old, &crate::plan::stopped(&old, &new), settings.namespace.as_deref(), settings.devices);
         if let Some(g) = &settings.gateway {
             lines.push_str(&k8s::stop_gateway_lines(&old, &new, g, settings.namespace.as_deref()));
         }

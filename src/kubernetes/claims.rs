@@ -4,7 +4,7 @@
 //! itself). The cluster's own word on which GPUs a pod got, where a pod's
 //! annotation only says what the plan asked for.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
@@ -68,35 +68,52 @@ pub fn hold(
     let file = File::read(src, "kubectl get resourceclaims -A -o json").map_err(|d| vec![d])?;
     let mut problems = Problems::default();
     let mut unknown: Vec<String> = Vec::new();
-    let mut claims: Vec<(String, u32, BTreeMap<String, Held>)> = Vec::new();
+    let mut twice: Vec<String> = Vec::new();
+    let by_id: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+    let devices = devices(nodes);
+    let mut taken: HashSet<(usize, u32, Option<u32>)> = HashSet::new();
+    // (model, replica, node) -> what its claims hold there.
+    let mut holders: BTreeMap<(String, u32, usize), Held> = BTreeMap::new();
     file.each("ResourceClaim", &mut problems, |_, c: Claim, _| {
         let Some(results) = c.status.and_then(|s| s.allocation).and_then(|a| a.devices) else { return };
         let meta = c.metadata;
         let (ns, name) = (meta.namespace.clone().unwrap_or_default(), meta.name.clone().unwrap_or_default());
         let who = format!("{ns}/{name}");
-        let mut held: BTreeMap<String, Held> = BTreeMap::new();
+        let (model, replica) = identity(&meta, &ns, namespaces).unwrap_or((format!("claim:{who}"), 0));
         for r in results.results.iter().filter(|r| r.driver == DRIVER) {
-            let node_id = published.pools.get(&r.pool).cloned().unwrap_or_else(|| r.pool.clone());
-            let Some(node) = nodes.iter().find(|n| n.id == node_id) else {
+            let node_id = published.pools.get(&r.pool).map_or(r.pool.as_str(), String::as_str);
+            let at = by_id.get(node_id).and_then(|&n| Some((n, *devices.get(&(n, r.device.as_str()))?)));
+            let Some((n, (g, m))) = at else {
                 unknown.push(format!("{} of claim {who} on {node_id}", r.device));
                 continue;
             };
-            let h = held.entry(node_id.clone()).or_default();
-            match locate(node, &r.device) {
-                Some((g, None)) => h.gpus.push(g),
-                Some((g, Some(m))) => h.migs.push((g, m)),
-                None => unknown.push(format!("{} of claim {who} on {node_id}", r.device)),
+            if !taken.insert((n, g, m)) {
+                twice.push(format!("{} of {node_id} (claim {who})", r.device));
+                continue;
+            }
+            let h = holders.entry((model.clone(), replica, n)).or_default();
+            match m {
+                None => h.gpus.push(g),
+                Some(m) => h.migs.push((g, m)),
             }
         }
-        let (model, replica) = identity(&meta, &ns, namespaces).unwrap_or((format!("claim:{who}"), 0));
-        claims.push((model, replica, held));
     })?;
     problems.into_result()?;
-    for (model, replica, held) in claims {
-        for (node_id, h) in held {
-            let Some(node) = nodes.iter_mut().find(|n| n.id == node_id) else { continue };
-            give(node, &model, replica, h);
-        }
+    for ((model, replica, n), h) in holders {
+        give(&mut nodes[n], &model, replica, h);
+    }
+    if !twice.is_empty() {
+        warnings.push(
+            Diag::warning(
+                Code::OverSubscribed,
+                format!(
+                    "{} device(s) are allocated to two claims; the first in the file holds each: {}",
+                    twice.len(),
+                    crate::report::shorten(&twice.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                ),
+            )
+            .help("give the claims of one cluster, taken at one time"),
+        );
     }
     if !unknown.is_empty() {
         warnings.push(
@@ -114,17 +131,23 @@ pub fn hold(
     Ok(())
 }
 
-/// The GPU (and MIG device) the driver calls `device` on the node.
-fn locate(node: &Node, device: &str) -> Option<(u32, Option<u32>)> {
-    for g in &node.gpus {
-        if g.dra_device.as_deref() == Some(device) {
-            return Some((g.index, None));
-        }
-        if let Some(m) = g.mig_devices.iter().find(|m| m.dra_device.as_deref() == Some(device)) {
-            return Some((g.index, Some(m.index)));
+/// Every device the slices named, by (node, DRA device name): the GPU and,
+/// for a MIG device, its index.
+fn devices(nodes: &[Node]) -> HashMap<(usize, &str), (u32, Option<u32>)> {
+    let mut out = HashMap::new();
+    for (n, node) in nodes.iter().enumerate() {
+        for g in &node.gpus {
+            if let Some(d) = &g.dra_device {
+                out.insert((n, d.as_str()), (g.index, None));
+            }
+            for m in &g.mig_devices {
+                if let Some(d) = &m.dra_device {
+                    out.insert((n, d.as_str()), (g.index, Some(m.index)));
+                }
+            }
         }
     }
-    None
+    out
 }
 
 /// The replica llmgw's labels on the claim name (copied there from the
@@ -147,7 +170,11 @@ fn identity(meta: &ObjectMeta, ns: &str, namespaces: Option<&[String]>) -> Optio
 /// The claim's devices on the node, in place of what the replica's pod
 /// said it holds there (its annotation: what the plan chose); the pod's
 /// CPUs, memory and profile stay with the first entry.
-fn give(node: &mut Node, model: &str, replica: u32, h: Held) {
+fn give(node: &mut Node, model: &str, replica: u32, mut h: Held) {
+    // In index order, whatever order the driver listed them in: what a
+    // replica holds reads (and renders) the same from turn to turn.
+    h.gpus.sort_unstable();
+    h.migs.sort_unstable();
     let mut entries: Vec<Allocation> = Vec::new();
     if !h.gpus.is_empty() {
         entries.push(Allocation::new(model.to_string(), replica, h.gpus, Vec::new()));

@@ -29,9 +29,11 @@ struct Held {
     labels: BTreeMap<String, String>,
     annotations: BTreeMap<String, String>,
     d: Demands,
-    /// The GPUs it claims through DRA, by llmgw's annotation: held only if
-    /// the pod is still llmgw's once its claim is sifted.
-    dra: u64,
+    /// The whole GPUs and MIG devices it claims through DRA, by llmgw's
+    /// annotations: held only if the pod is still llmgw's once its claim
+    /// is sifted. Its claim is pinned to them, so they are held even while
+    /// the pod waits.
+    dra: (u64, u64),
 }
 
 impl Held {
@@ -130,7 +132,7 @@ pub fn allocations(
             Ok(d) => d,
             Err(d) => return problems.push(d),
         };
-        let dra = if ours && !d.holds_gpus() { claimed_gpus(&pod, &annotations, bound.as_deref()) } else { 0 };
+        let dra = if ours && !d.holds_gpus() { claimed(&pod, &annotations, bound.as_deref()) } else { (0, 0) };
         let nodes = if bound.is_none() { pinned(&pod, &annotations) } else { Vec::new() };
         let h = Held { i, ns, name, node: bound.unwrap_or_default(), labels, annotations, d, dra };
         if !h.node.is_empty() {
@@ -149,7 +151,11 @@ pub fn allocations(
     });
     super::trust::sift(claimants.collect(), namespaces, warnings);
     for h in held.iter_mut().chain(waiting.iter_mut().map(|w| &mut w.held)).filter(|h| h.llmgw()) {
-        h.d.whole = h.d.whole.max(h.dra);
+        h.d.whole = h.d.whole.max(h.dra.0);
+        if h.dra.1 > 0 && h.d.migs.is_empty() {
+            // Any profile: the annotation names the devices.
+            h.d.migs.push((String::new(), h.dra.1));
+        }
     }
     // A disowned pod is any other pod: bound, it holds what it asks for;
     // unbound, nothing yet.
@@ -269,20 +275,26 @@ impl Report {
 }
 
 /// A pod of llmgw's that claims its GPUs through DRA asks the device
-/// plugin for none: it holds as many as llmgw's annotation names on its
-/// node (on the first node, while it waits), the GPUs the plan chose,
-/// until `--claims` says which it was given. MIG devices are known from
-/// the claims only.
-fn claimed_gpus(pod: &Pod, annotations: &BTreeMap<String, String>, node: Option<&str>) -> u64 {
+/// plugin for none: it holds what llmgw's annotations name on its node
+/// (on the first node, while it waits), the devices the plan chose and its
+/// claim is pinned to, until `--claims` says which it was given. As (whole
+/// GPUs, MIG devices).
+fn claimed(pod: &Pod, annotations: &BTreeMap<String, String>, node: Option<&str>) -> (u64, u64) {
     let claims = pod.spec.as_ref().and_then(|s| s.resource_claims.as_ref());
-    if !claims.is_some_and(|c| c.iter().any(|c| c.name == "gpus")) || annotations.contains_key("llmgw.io/mig-devices") {
-        return 0;
+    if !claims.is_some_and(|c| c.iter().any(|c| c.name == "gpus")) {
+        return (0, 0);
     }
-    let Some(a) = annotations.get("llmgw.io/gpus") else { return 0 };
-    let count = |list: &str| list.split(',').filter(|g| !g.trim().is_empty()).count() as u64;
-    match node {
-        Some(n) => part(a, n).ok().flatten().map_or(0, count),
-        None => a.split(';').filter_map(|p| p.split_once('=')).map(|(_, l)| count(l)).max().unwrap_or(0),
+    let count = |a: &str| {
+        let n = |list: &str| list.split(',').filter(|g| !g.trim().is_empty()).count() as u64;
+        match node {
+            Some(id) => part(a, id).ok().flatten().map_or(0, n),
+            None => a.split(';').filter_map(|p| p.split_once('=')).map(|(_, l)| n(l)).max().unwrap_or(0),
+        }
+    };
+    match (annotations.get("llmgw.io/mig-devices"), annotations.get("llmgw.io/gpus")) {
+        (Some(m), _) => (0, count(m)),
+        (None, Some(g)) => (count(g), 0),
+        (None, None) => (0, 0),
     }
 }
 
@@ -371,7 +383,9 @@ fn hold(file: &File<'_>, h: &Held, node: &mut Node, report: &mut Report, pending
         }
         let taken: BTreeSet<u32> =
             node.allocations.iter().filter(|a| a.mig_devices.is_empty()).flat_map(|a| a.gpus.iter().copied()).collect();
-        let named = match h.annotations.get("llmgw.io/gpus").filter(|_| !pending) {
+        // A pending pod gets what the device plugin gives, the lowest free
+        // GPUs; a DRA pod's claim is pinned to what its annotation names.
+        let named = match h.annotations.get("llmgw.io/gpus").filter(|_| !pending || h.dra.0 > 0) {
             None => None,
             Some(a) => part(a, &node.id).map_err(|w| annotation_error("llmgw.io/gpus", w))?,
         };

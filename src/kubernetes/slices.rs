@@ -4,7 +4,7 @@
 //! both the current shape (`resource.k8s.io/v1`, `v1beta2`: attributes on
 //! the device) and `v1beta1` (under `basic`). See docs/kubernetes.md.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Deserialize;
 
@@ -59,6 +59,9 @@ pub(super) struct Device {
     capacity: BTreeMap<String, Capacity>,
     /// `v1beta1`: the attributes and capacity one level down.
     basic: Option<Box<Device>>,
+    /// A place a device could be made in (DynamicMIG), not a device.
+    #[serde(default, rename = "consumesCounters")]
+    consumes_counters: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize, Default, Clone)]
@@ -106,32 +109,55 @@ pub struct Published {
     pub nodes: BTreeMap<String, Vec<Gpu>>,
 }
 
+/// A pool's newest generation, as far as read.
+struct Seen {
+    generation: i64,
+    slices: i64,
+    /// How many slices the pool says it has.
+    count: i64,
+    node: String,
+    devices: Vec<Device>,
+    names: HashSet<String>,
+}
+
+impl Seen {
+    fn new(generation: i64, node: String) -> Seen {
+        Seen { generation, slices: 0, count: 0, node, devices: Vec::new(), names: HashSet::new() }
+    }
+}
+
 /// The complete pools of the GPU driver, their devices made GPUs.
 pub fn read(src: &Source, warnings: &mut Vec<Diag>) -> Result<Published, Vec<Diag>> {
     let file = File::read(src, "kubectl get resourceslices -o json").map_err(|d| vec![d])?;
     let mut problems = Problems::default();
     // Pool -> (highest generation, slices of it seen, count they say, node, devices).
-    let mut pools: BTreeMap<String, (i64, i64, i64, String, Vec<Device>)> = BTreeMap::new();
+    let mut pools: BTreeMap<String, Seen> = BTreeMap::new();
     file.each("ResourceSlice", &mut problems, |_, s: Slice, _| {
         let spec = s.spec;
         if spec.driver != DRIVER || spec.pool.name.is_empty() {
             return;
         }
         let node = spec.node_name.unwrap_or_else(|| spec.pool.name.clone());
-        let e = pools.entry(spec.pool.name.clone()).or_insert((spec.pool.generation, 0, 0, node.clone(), Vec::new()));
-        if spec.pool.generation > e.0 {
-            *e = (spec.pool.generation, 0, 0, node, Vec::new());
+        let e = pools.entry(spec.pool.name.clone()).or_insert_with(|| Seen::new(spec.pool.generation, node.clone()));
+        if spec.pool.generation > e.generation {
+            *e = Seen::new(spec.pool.generation, node);
         }
-        if spec.pool.generation == e.0 {
-            e.1 += 1;
-            e.2 = e.2.max(spec.pool.resource_slice_count);
-            e.4.extend(spec.devices);
+        if spec.pool.generation == e.generation {
+            e.slices += 1;
+            e.count = e.count.max(spec.pool.resource_slice_count);
+            // A device name is unique in its pool: the first one counts.
+            // Places a device could be made in (DynamicMIG) are not devices.
+            for d in spec.devices.into_iter().filter(|d| d.consumes_counters.is_none()) {
+                if e.names.insert(d.name.clone()) {
+                    e.devices.push(d);
+                }
+            }
         }
     })?;
     problems.into_result()?;
     let mut out = Published::default();
     let mut incomplete = Vec::new();
-    for (pool, (generation, seen, count, node, devices)) in pools {
+    for (pool, Seen { generation, slices: seen, count, node, devices, .. }) in pools {
         if seen < count {
             incomplete.push(format!("{pool} (generation {generation}: {seen} of {count} slices)"));
             continue;
@@ -179,9 +205,10 @@ fn gpus(devices: &[Device]) -> Vec<Gpu> {
             (g.pci_bus_id.clone(), natural(&d.name), g)
         })
         .collect();
+    let mut uuids: HashSet<String> = found.iter().filter_map(|(_, _, g)| g.uuid.clone()).collect();
     for d in &migs {
         let Some(parent) = d.attribute("parentUUID") else { continue };
-        if found.iter().any(|(_, _, g)| g.uuid.as_deref() == Some(parent)) {
+        if !uuids.insert(parent.to_string()) {
             continue;
         }
         let mut g = Gpu::named(0, d.attribute("productName").unwrap_or("unknown"), 0);
@@ -198,9 +225,11 @@ fn gpus(devices: &[Device]) -> Vec<Gpu> {
             g
         })
         .collect();
+    let by_uuid: HashMap<String, usize> =
+        out.iter().enumerate().filter_map(|(i, g)| Some((g.uuid.clone()?, i))).collect();
     for d in migs {
-        let Some(parent) = d.attribute("parentUUID") else { continue };
-        let Some(g) = out.iter_mut().find(|g| g.uuid.as_deref() == Some(parent)) else { continue };
+        let Some(&at) = d.attribute("parentUUID").and_then(|p| by_uuid.get(p)) else { continue };
+        let g = &mut out[at];
         g.mig = Some(true);
         let mut m =
             MigDevice::new(g.mig_devices.len() as u32, d.attribute("profile").unwrap_or_default(), d.memory_mb());
@@ -234,8 +263,9 @@ fn natural(s: &str) -> Vec<(u64, String)> {
 pub fn apply(published: &Published, nodes: &mut [Node], src: &Source, warnings: &mut Vec<Diag>) {
     let mut disagree = Vec::new();
     let mut unknown = Vec::new();
+    let by_id: HashMap<String, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
     for (id, gpus) in &published.nodes {
-        let Some(n) = nodes.iter_mut().find(|n| &n.id == id) else {
+        let Some(n) = by_id.get(id).map(|&i| &mut nodes[i]) else {
             unknown.push(id.clone());
             continue;
         };

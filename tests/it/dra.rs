@@ -776,3 +776,222 @@ fn lint_says_when_nodes_disagree_on_what_a_fabric_is() {
     assert!(err.contains("llmgw::inventory::fabric-kinds"), "{err}");
     assert!(err.contains("fabric `rack-1` is infiniband on node `b` but nvlink on node `a`"), "{err}");
 }
+
+/// The workloads' pods of a render, as a controller makes them.
+fn pods(docs: &[Value], plan: &Value) -> Vec<Value> {
+    docs.iter()
+        .filter(|d| d["kind"] == "Deployment" || d["kind"] == "LeaderWorkerSet")
+        .flat_map(|d| crate::kubernetes::pods_of(d, plan))
+        .map(|p| serde_json::to_value(p).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_running_replica_renders_the_same_claim_templates_and_pods_next_turn() {
+    // A template cannot be changed once it exists: the turn after, every
+    // object of a replica that runs where its claims put it is the same.
+    let f = fleet(4);
+    let out = f.render(&["--devices", "dra"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let first = documents(&stdout(&out));
+    let claims = list(allocate(&first, &f.slices, &BTreeMap::new()));
+    let pods = list(pods(&first, &f.plan()));
+    let out =
+        import(f.dir.path(), &f.nodes, &[("--resource-slices", &f.slices), ("--claims", &claims), ("--pods", &pods)]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let now = write(f.dir.path(), "now.json", &stdout(&out));
+    let next = f.dir.path().join("next.json");
+    let out = run(&["place", f.catalog.to_str().unwrap(), "-i", now.to_str().unwrap(), "-o", next.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let out = run(&[
+        "render",
+        "kubernetes",
+        next.to_str().unwrap(),
+        "--catalog",
+        f.catalog.to_str().unwrap(),
+        "-i",
+        now.to_str().unwrap(),
+        "--devices",
+        "dra",
+    ]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let second = documents(&stdout(&out));
+    assert_eq!(second.len(), first.len());
+    for (a, b) in first.iter().zip(&second) {
+        assert_eq!(a, b, "{} changed from one turn to the next", a["metadata"]["name"]);
+    }
+}
+
+#[test]
+fn without_claims_dra_pods_hold_what_their_claims_are_pinned_to_waiting_or_not() {
+    let f = fleet(4);
+    let out = f.render(&["--devices", "dra"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let docs = documents(&stdout(&out));
+    let mut pods = pods(&docs, &f.plan());
+    // chat r0's pod waits, its claim pinned (by its annotation) to GPUs 2
+    // and 3 of its node: it holds those, not the lowest free ones a device
+    // plugin would give.
+    let chat = pods
+        .iter_mut()
+        .find(|p| {
+            p["metadata"]["annotations"]["llmgw.io/model"] == "chat"
+                && p["metadata"]["labels"]["llmgw.io/replica"] == "0"
+        })
+        .unwrap();
+    let node = chat["spec"]["nodeName"].as_str().unwrap().to_string();
+    chat["spec"].as_object_mut().unwrap().remove("nodeName");
+    chat["status"]["phase"] = "Pending".into();
+    chat["metadata"]["annotations"]["llmgw.io/gpus"] = format!("{node}=2,3").into();
+    let out = import(f.dir.path(), &f.nodes, &[("--resource-slices", &f.slices), ("--pods", &list(pods))]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let inv = json(&out);
+    let held = |n: &str, model: &str| -> Vec<Value> {
+        inv["node"].as_array().unwrap().iter().find(|x| x["id"] == n).unwrap()["allocation"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["model"] == model)
+            .cloned()
+            .collect()
+    };
+    let chat0 = held(&node, "chat");
+    assert_eq!(chat0.len(), 1, "{chat0:?}");
+    assert_eq!((&chat0[0]["gpus"], &chat0[0]["pending"]), (&json!([2, 3]), &json!(true)));
+    // The MIG replica holds the device its annotation names, so a second
+    // replica is not planned onto it.
+    let tiny = held("ipp1-0033", "tiny");
+    assert_eq!((&tiny[0]["gpus"], &tiny[0]["mig_devices"]), (&json!([0]), &json!([0])), "{tiny:?}");
+}
+
+#[test]
+fn a_running_mig_replica_whose_device_is_unknown_is_refused_not_a_panic() {
+    let f = fleet(4);
+    // tiny r0 runs on ipp1-0033, but the import could not say which device.
+    let mut inv: Value = serde_json::from_str(&std::fs::read_to_string(&f.inventory).unwrap()).unwrap();
+    let n = inv["node"].as_array_mut().unwrap().iter_mut().find(|n| n["id"] == "ipp1-0033").unwrap();
+    n["allocation"] = json!([{"model": "tiny", "replica": 0, "gpus": [], "profile": "mig"}]);
+    std::fs::write(&f.inventory, inv.to_string()).unwrap();
+    let next = f.dir.path().join("next.json");
+    let out =
+        run(&["place", f.catalog.to_str().unwrap(), "-i", f.inventory.to_str().unwrap(), "-o", next.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let out = run(&[
+        "render",
+        "kubernetes",
+        next.to_str().unwrap(),
+        "--catalog",
+        f.catalog.to_str().unwrap(),
+        "-i",
+        f.inventory.to_str().unwrap(),
+        "--devices",
+        "dra",
+    ]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    let err = flat(&out.stderr);
+    assert!(
+        err.contains("tiny r0: which GPUs it holds on ipp1-0033 is not known, so a DRA claim cannot pin them"),
+        "{err}"
+    );
+}
+
+#[test]
+fn stop_deletes_a_moving_replicas_claim_templates_with_its_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = write(
+        dir.path(),
+        "old.json",
+        r#"{"placements": [
+        {"model": "chat", "replica": 0, "profile": "tp2", "engine": "vllm", "fabric": null, "nodes": [{"node": "n1", "rank": 0, "gpus": [0, 1], "hcas": []}]},
+        {"model": "big", "replica": 0, "profile": "two-nodes", "engine": "vllm", "fabric": "nvl-a", "nodes": [{"node": "n2", "rank": 0, "gpus": [0, 1, 2, 3], "hcas": []}, {"node": "n3", "rank": 1, "gpus": [0, 1, 2, 3], "hcas": []}]}],
+        "existing": [], "unplaced": []}"#,
+    );
+    let new = write(dir.path(), "new.json", r#"{"placements": [], "existing": [], "unplaced": []}"#);
+    let out = run(&[
+        "render",
+        "kubernetes",
+        "--stop",
+        old.to_str().unwrap(),
+        new.to_str().unwrap(),
+        "--devices",
+        "dra",
+        "-n",
+        "serving",
+    ]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert_eq!(
+        stdout(&out),
+        "kubectl delete deployment/llmgw-chat-r0 -n serving\n\
+         kubectl delete resourceclaimtemplate/llmgw-chat-r0-gpus -n serving --ignore-not-found\n\
+         kubectl delete leaderworkerset/llmgw-big-r0 -n serving\n\
+         kubectl delete resourceclaimtemplate/llmgw-big-r0-leader-gpus -n serving --ignore-not-found\n\
+         kubectl delete resourceclaimtemplate/llmgw-big-r0-worker-gpus -n serving --ignore-not-found\n"
+    );
+    // The device plugin's way: the workloads only, as before.
+    let out = run(&["render", "kubernetes", "--stop", old.to_str().unwrap(), new.to_str().unwrap(), "-n", "serving"]);
+    assert!(!stdout(&out).contains("resourceclaimtemplate"), "{}", stdout(&out));
+}
+
+#[test]
+fn two_nvlink_replicas_on_one_node_are_warned_of() {
+    // NVIDIA's driver puts a node in one ComputeDomain at a time.
+    let dir = tempfile::tempdir().unwrap();
+    let ex = |f: &str| root().join("examples/dra").join(f).display().to_string();
+    let fleet = dir.path().join("f.toml");
+    let out = run(&[
+        "inventory",
+        "import",
+        "kubernetes",
+        &ex("nodes.json"),
+        "--resource-slices",
+        &ex("resourceslices.json"),
+        "-o",
+        fleet.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let catalog = write(
+        dir.path(),
+        "c.toml",
+        "[[model]]\nname = \"a\"\n[[model.profile]]\nname = \"half\"\nengine = \"vllm\"\ngpu_class = \"gb200\"\ngpus_per_node = 2\nnodes = 2\n\
+         [[model]]\nname = \"b\"\n[[model.profile]]\nname = \"half\"\nengine = \"vllm\"\ngpu_class = \"gb200\"\ngpus_per_node = 2\nnodes = 2\n",
+    );
+    let plan = dir.path().join("p.json");
+    assert_eq!(
+        code(&run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()])),
+        0
+    );
+    let out = run(&[
+        "render",
+        "kubernetes",
+        plan.to_str().unwrap(),
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "-i",
+        fleet.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let err = flat(&out.stderr);
+    assert!(err.contains("llmgw::render::shared-compute-domain") && err.contains("(a r0, b r0)"), "{err}");
+    // Each ComputeDomain counts its replica's nodes.
+    let domains: Vec<Value> = documents(&stdout(&out)).into_iter().filter(|d| d["kind"] == "ComputeDomain").collect();
+    assert!(domains.iter().all(|d| d["spec"]["numNodes"] == 2), "{domains:?}");
+}
+
+#[test]
+fn a_device_named_twice_in_a_pool_counts_once_and_places_for_devices_do_not_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = slice("n1", 2, 1, 2);
+    let b = slice("n1", 2, 1, 2);
+    // A DynamicMIG place: no uuid, consumes its GPU's counters.
+    let mut place = b["spec"]["devices"][0].clone();
+    place["name"] = "gpu-0-mig-1g24gb-0".into();
+    place["attributes"] =
+        json!({"type": {"string": "mig"}, "parentUUID": {"string": uuid("n1", 0)}, "profile": {"string": "1g.24gb"}});
+    place["consumesCounters"] = json!([{"counterSet": "gpu-0-counters", "counters": {"memory": {"value": "24Gi"}}}]);
+    a["spec"]["devices"].as_array_mut().unwrap().push(place);
+    let out = import(dir.path(), &list(vec![node("n1", &json!({}))]), &[("--resource-slices", &list(vec![a, b]))]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let gpus = json(&out)["node"][0]["gpu"].clone();
+    assert_eq!(gpus.as_array().unwrap().len(), 2, "{gpus}");
+    assert!(gpus.as_array().unwrap().iter().all(|g| g.get("mig_device").is_none() && g.get("mig").is_none()), "{gpus}");
+}

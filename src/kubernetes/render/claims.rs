@@ -28,8 +28,20 @@ const ATTRS: &str = "device.attributes[\"gpu.nvidia.com\"]";
 /// planned MIG device without a UUID of its own) has no `uuid`.
 pub fn unpinnable(r: &Resolved<'_>) -> Vec<Diag> {
     let mut out = Vec::new();
-    for j in r.jobs.iter().filter(|j| j.vendor() == crate::inventory::Vendor::Nvidia) {
+    for j in r.jobs.iter().filter(|j| j.vendor() == crate::inventory::Vendor::Nvidia && !j.profile.cpu_only()) {
         for (at, node) in j.entry.nodes.iter().zip(&j.nodes) {
+            if at.gpus.is_empty() {
+                out.push(
+                    Diag::error(
+                        Code::NoUuid,
+                        format!(
+                            "{} r{}: which GPUs it holds on {} is not known, so a DRA claim cannot pin them",
+                            j.entry.model, j.entry.replica, node.id
+                        ),
+                    )
+                    .help("import with --resource-slices and --claims: the claims say which devices each replica was given"),
+                );
+            }
             for g in &at.gpus {
                 let Some(gpu) = node.gpu_position(*g).map(|i| &node.gpus[i]) else { continue };
                 let mig_uuid = at
@@ -105,7 +117,7 @@ impl Ctx<'_, '_> {
         if j.profile.mig_profile.is_some() {
             let at = &e.nodes[0];
             let node = j.nodes[0];
-            let gpu = node.gpu_position(at.gpus[0]).map(|i| &node.gpus[i]);
+            let gpu = at.gpus.first().and_then(|g| node.gpu_position(*g)).map(|i| &node.gpus[i]);
             let device = gpu.and_then(|g| g.mig_devices.iter().find(|d| Some(&d.index) == at.mig_devices.first()));
             let cel = match (device.and_then(|d| d.uuid.as_deref()), gpu.and_then(|g| g.uuid.as_deref())) {
                 (Some(uuid), _) => format!("{ATTRS}.uuid == {}", literal(uuid)),
@@ -125,6 +137,8 @@ impl Ctx<'_, '_> {
                 }
             }
         }
+        // A set: the same whichever order the plan lists the GPUs in.
+        uuids.sort_unstable();
         (format!("{ATTRS}.uuid in [{}]", uuids.join(", ")), "gpu.nvidia.com")
     }
 
@@ -132,23 +146,27 @@ impl Ctx<'_, '_> {
     pub(super) fn claim_template(&self, role: Role, nodes: &[&str]) -> ResourceClaimTemplate {
         let (cel, class) = self.selector(nodes);
         let count = if self.job.profile.mig_profile.is_some() { 1 } else { i64::from(self.job.profile.gpus_per_node) };
-        let meta = self.meta(None, &[]);
+        // Who it serves, and nothing that changes while the replica runs: a
+        // template's spec cannot be changed once it exists, and its
+        // metadata is copied onto each claim made from it (the import
+        // knows whose GPUs a claim holds by it).
+        let labels = Some(self.labels());
+        let annotations = Some(
+            [("llmgw.io/model", &self.entry().model), ("llmgw.io/profile", &self.job.profile.name)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        );
         ResourceClaimTemplate {
             metadata: ObjectMeta {
                 name: Some(template_name(&self.name, role)),
                 namespace: self.settings.namespace.clone(),
-                labels: meta.labels.clone(),
-                annotations: meta.annotations.clone(),
+                labels: labels.clone(),
+                annotations: annotations.clone(),
                 ..ObjectMeta::default()
             },
             spec: ResourceClaimTemplateSpec {
-                // Copied onto each claim made from it: the import knows whose
-                // GPUs the claim holds.
-                metadata: Some(ObjectMeta {
-                    labels: meta.labels,
-                    annotations: meta.annotations,
-                    ..ObjectMeta::default()
-                }),
+                metadata: Some(ObjectMeta { labels, annotations, ..ObjectMeta::default() }),
                 spec: ResourceClaimSpec {
                     devices: Some(DeviceClaim {
                         requests: Some(vec![DeviceRequest {

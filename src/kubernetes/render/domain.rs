@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Ctx;
 use super::claims::channel_name;
+use crate::diag::{Code, Diag};
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -23,8 +24,9 @@ pub struct ComputeDomain {
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ComputeDomainSpec {
-    /// 0: the daemons start as pods arrive (the driver's default, and
-    /// the field is on its way out).
+    /// The replica's node count: the driver reports the domain ready when
+    /// that many IMEX daemons are (and, with IMEXDaemonsWithDNSNames off,
+    /// holds the pods until then); the field is on its way out.
     pub num_nodes: i64,
     pub channel: Channel,
 }
@@ -49,7 +51,7 @@ impl Ctx<'_, '_> {
             kind: "ComputeDomain".into(),
             metadata: self.meta(Some(self.name.clone()), &[]),
             spec: ComputeDomainSpec {
-                num_nodes: 0,
+                num_nodes: i64::try_from(self.entry().nodes.len()).unwrap_or(i64::MAX),
                 channel: Channel {
                     resource_claim_template: TemplateRef { name: channel_name(&self.name) },
                     allocation_mode: "Single".into(),
@@ -57,4 +59,29 @@ impl Ctx<'_, '_> {
             },
         }
     }
+}
+
+/// Nodes that would hold two replicas' ComputeDomains: NVIDIA's driver
+/// puts a node in one domain at a time, so the second replica's pods there
+/// cannot start.
+pub(super) fn shared_nodes(jobs: &[crate::render::Job<'_>]) -> Option<Diag> {
+    let mut by_node: std::collections::BTreeMap<&str, Vec<String>> = std::collections::BTreeMap::new();
+    for j in jobs.iter().filter(|j| j.nvlink.is_some()) {
+        for a in &j.entry.nodes {
+            by_node.entry(a.node.as_str()).or_default().push(format!("{} r{}", j.entry.model, j.entry.replica));
+        }
+    }
+    let shared: Vec<String> =
+        by_node.iter().filter(|(_, r)| r.len() > 1).map(|(n, r)| format!("{n} ({})", r.join(", "))).collect();
+    (!shared.is_empty()).then(|| {
+        Diag::warning(
+            Code::SharedComputeDomain,
+            format!(
+                "{} node(s) hold two replicas on an NVLink domain, each with its ComputeDomain; a node joins one at a time, so the second one's pods there wait: {}",
+                shared.len(),
+                crate::report::shorten(&shared.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+            ),
+        )
+        .help("give multi-node profiles whole nodes (gpus_per_node = the node's GPUs), so no node holds two such replicas")
+    })
 }

@@ -347,6 +347,7 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
     }
     let gateway_warnings = gateway::warnings(&out.objects, s.gateway.as_ref(), &apart);
     out.warnings.extend(gateway_warnings);
+    out.warnings.extend(domain::shared_nodes(&r.jobs));
     if !no_rdma.is_empty() {
         out.warnings.push(
             Diag::warning(
@@ -364,7 +365,14 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
 }
 
 /// `kubectl delete` lines for what NEW stops running of OLD.
-pub fn stop_lines(old: &Plan, stopped: &std::collections::HashSet<*const Entry>, namespace: Option<&str>) -> String {
+/// With `devices` dra, also the replica's claim templates: a template
+/// cannot be changed once it exists, so one that moves needs it gone.
+pub fn stop_lines(
+    old: &Plan,
+    stopped: &std::collections::HashSet<*const Entry>,
+    namespace: Option<&str>,
+    devices: Devices,
+) -> String {
     let all: Vec<&Entry> = old.entries.iter().collect();
     let names = workload_names(&all);
     let ns = namespace.map(|n| format!(" -n {}", launch::quote(n))).unwrap_or_default();
@@ -373,6 +381,15 @@ pub fn stop_lines(old: &Plan, stopped: &std::collections::HashSet<*const Entry>,
         if stopped.contains(&std::ptr::from_ref(*e)) {
             let kind = if e.nodes.len() > 1 { "leaderworkerset" } else { "deployment" };
             let _ = writeln!(out, "kubectl delete {kind}/{name}{ns}");
+            let gpus = e.nodes.iter().any(|a| !a.gpus.is_empty());
+            if devices == Devices::Dra && gpus {
+                let roles: &[Role] = if e.nodes.len() > 1 { &[Role::Leader, Role::Worker] } else { &[Role::Single] };
+                for role in roles {
+                    // Not every replica has one (AMD GPUs are not claimed).
+                    let t = claims::template_name(&name, *role);
+                    let _ = writeln!(out, "kubectl delete resourceclaimtemplate/{t}{ns} --ignore-not-found");
+                }
+            }
         }
     }
     out
