@@ -995,3 +995,64 @@ fn a_device_named_twice_in_a_pool_counts_once_and_places_for_devices_do_not_coun
     assert_eq!(gpus.as_array().unwrap().len(), 2, "{gpus}");
     assert!(gpus.as_array().unwrap().iter().all(|g| g.get("mig_device").is_none() && g.get("mig").is_none()), "{gpus}");
 }
+
+#[test]
+fn every_kind_render_writes_carries_the_label_the_loops_prune_selects() {
+    // `kubectl apply --prune -l app.kubernetes.io/managed-by=llmgw`: an
+    // object without the label would never be pruned.
+    let dir = tempfile::tempdir().unwrap();
+    let ex = |f: &str| root().join("examples/dra").join(f).display().to_string();
+    let fleet = dir.path().join("f.toml");
+    let out = run(&[
+        "inventory",
+        "import",
+        "kubernetes",
+        &ex("nodes.json"),
+        "--resource-slices",
+        &ex("resourceslices.json"),
+        "-o",
+        fleet.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let plan = dir.path().join("p.json");
+    assert_eq!(
+        code(&run(&["place", &ex("catalog.toml"), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()])),
+        0
+    );
+    let out = run(&[
+        "render",
+        "kubernetes",
+        plan.to_str().unwrap(),
+        "--catalog",
+        &ex("catalog.toml"),
+        "-i",
+        fleet.to_str().unwrap(),
+        "--devices",
+        "dra",
+        "--gateway",
+        "inference-pool",
+        "--epp",
+        "epp",
+        "--gateway-parent",
+        "gw/inference-gateway",
+    ]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let docs = documents(&stdout(&out));
+    let kinds: BTreeSet<String> = docs.iter().map(|d| d["kind"].as_str().unwrap().to_string()).collect();
+    let want: BTreeSet<String> = [
+        "ComputeDomain",
+        "Deployment",
+        "HTTPRoute",
+        "InferencePool",
+        "LeaderWorkerSet",
+        "ResourceClaimTemplate",
+        "Service",
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    assert_eq!(kinds, want);
+    for d in &docs {
+        assert_eq!(d["metadata"]["labels"]["app.kubernetes.io/managed-by"], "llmgw", "{}", d["metadata"]["name"]);
+    }
+}
