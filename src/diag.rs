@@ -67,6 +67,7 @@ codes! {
     GpuAllocatedTwice => "llmgw::inventory::gpu-allocated-twice", "a GPU held by two allocations";
     UnknownPeer => "llmgw::inventory::unknown-peer", "an NVLink peer that is not a GPU of the node";
     UnknownState => "llmgw::inventory::unknown-state", "a node state other than ready, cordoned, draining, down";
+    MixedVendorClass => "llmgw::inventory::mixed-vendor-class", "one GPU class given to GPUs of two vendors";
     FabricKinds => "llmgw::inventory::fabric-kinds", "one fabric given different kinds on different nodes";
     UnknownFabricKind => "llmgw::inventory::unknown-fabric-kind", "a fabric kind other than infiniband, roce, nvlink";
     UnknownVendor => "llmgw::inventory::unknown-vendor", "a GPU vendor other than nvidia and amd";
@@ -136,6 +137,8 @@ codes! {
     SliceUnknownNode => "llmgw::kubernetes::slice-unknown-node", "ResourceSlices or claims of a node the node list lacks";
     ClaimUnknownDevice => "llmgw::kubernetes::claim-unknown-device", "a claim allocated a device no imported slice publishes";
     SharedComputeDomain => "llmgw::render::shared-compute-domain", "a node holding two multi-node replicas on an NVLink domain, which NVIDIA's driver cannot give two ComputeDomains";
+    HeaderValue => "llmgw::render::header-value", "a model name an HTTPRoute cannot match in a header";
+    LitellmWildcard => "llmgw::render::litellm-wildcard", "a model name with `*`, which LiteLLM takes as a wildcard";
     NoUuid => "llmgw::render::no-uuid", "a planned GPU without a uuid, which a DRA claim cannot pin";
     RelativePath => "llmgw::engines::relative-path", "a relative PATH entry, ignored when looking for engines";
 }

@@ -203,6 +203,7 @@ fn finish(
                 cli::EndpointsFormat::Json => render::endpoints::Format::Json,
                 cli::EndpointsFormat::Litellm => render::endpoints::Format::Litellm,
             };
+            crate::report::diagnostics::eprint(&render::endpoints::warnings(format, endpoints));
             sink.write_all(render::endpoints::text(format, endpoints).as_bytes())
                 .map_err(|e| out::io_error("write", path, &e))?;
             Some((path, sink))

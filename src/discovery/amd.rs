@@ -41,6 +41,16 @@ pub fn gpus(sys: &Path) -> Vec<AmdGpu> {
     out
 }
 
+/// Whether a DRM card of NVIDIA's (vendor 0x10de) is there: NVML's GPUs,
+/// which NVML's absence must not make disappear without a word.
+pub fn nvidia_cards(sys: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(sys.join("class/drm")) else { return false };
+    entries.filter_map(Result::ok).any(|e| {
+        e.file_name().to_str().and_then(card_number).is_some()
+            && read_trimmed(&e.path().join("device/vendor")).is_some_and(|v| v.eq_ignore_ascii_case("0x10de"))
+    })
+}
+
 /// `card12` -> 12; connectors (`card1-DP-1`) and render nodes -> `None`.
 fn card_number(entry: &str) -> Option<u32> {
     let digits = entry.strip_prefix("card")?;

@@ -85,8 +85,6 @@ pub fn statvfs(path: &Path) -> Option<(u64, u64)> {
     Some((s.f_bavail.saturating_mul(s.f_frsize), s.f_blocks.saturating_mul(s.f_frsize)))
 }
 
-/// Inspects the machine. Problems that do not stop discovery (no NVML, an
-/// ambiguous fabric, a probe that timed out) come back as warnings.
 /// The node's InfiniBand fabrics (the adapters on the GPUs' rails), and
 /// its rack's NVLink domain, as GPU Feature Discovery would label it.
 fn fabrics(m: &Machine, gpus: &[Gpu], facts: &[gpu::GpuFacts], warnings: &mut Vec<Diag>) -> Vec<Fabric> {
@@ -107,6 +105,8 @@ fn fabrics(m: &Machine, gpus: &[Gpu], facts: &[gpu::GpuFacts], warnings: &mut Ve
     fabrics
 }
 
+/// Inspects the machine. Problems that do not stop discovery (no NVML, an
+/// ambiguous fabric, a probe that timed out) come back as warnings.
 pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
     let mut warnings = Vec::new();
     let cfg = &m.config;
@@ -114,8 +114,9 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
     let amd = amd::gpus(&m.root.join("sys"));
     let facts = match m.gpus.gpus() {
         Ok(f) => f,
-        // A machine with AMD GPUs has no NVML, and needs none.
-        Err(_) if !amd.is_empty() => Vec::new(),
+        // A machine with AMD GPUs has no NVML, and needs none, unless it
+        // has NVIDIA cards too.
+        Err(_) if !amd.is_empty() && !amd::nvidia_cards(&m.root.join("sys")) => Vec::new(),
         Err(why) => {
             warnings.push(Diag::warning(Code::NoGpus, format!("no GPUs reported: {why}")).help(
                 "this node is reported as CPU-only; CPU-capable engines (llama.cpp, ollama) can be placed here where they are installed (found on PATH)",

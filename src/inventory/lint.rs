@@ -42,6 +42,10 @@ pub fn lint(src: &Source, wanted: Option<&BTreeSet<String>>) -> Vec<Diag> {
     }
     let Ok(root) = doc::parse(src.text(), src.format()) else { return Vec::new() };
     let mut out = Vec::new();
+    // GPU class -> (vendor, the node that said so first).
+    let mut vendors: std::collections::BTreeMap<String, (String, String)> = std::collections::BTreeMap::new();
+    // Classes warned of, once each.
+    let mut mixed: BTreeSet<String> = BTreeSet::new();
     // Fabric name -> (kind, the node that said so first).
     let mut kinds: std::collections::BTreeMap<&str, (&str, &str)> = std::collections::BTreeMap::new();
     for node in items(field(&root, "node")) {
@@ -87,6 +91,29 @@ pub fn lint(src: &Source, wanted: Option<&BTreeSet<String>>) -> Vec<Diag> {
                          the node config (`[fabrics]`) and run discover again",
                     ),
                 );
+            }
+        }
+        for gpu in items(field(node, "gpu")) {
+            let Some(named) = field(gpu, "class").or_else(|| field(gpu, "name")).and_then(text) else { continue };
+            let vendor_node = field(gpu, "vendor");
+            let vendor = vendor_node.and_then(text).unwrap_or("nvidia");
+            let class = normalize_class(named);
+            match vendors.get(&class) {
+                Some((first, by)) if first != vendor && !mixed.contains(&class) => {
+                    out.push(
+                        Diag::warning(
+                            Code::MixedVendorClass,
+                            format!("class `{class}` holds {vendor} GPUs on node `{id}` and {first} GPUs on node `{by}`"),
+                        )
+                        .at(src, vendor_node.unwrap_or(gpu).span, format!("{vendor} here"))
+                        .help("a replica of that class could be given GPUs of both vendors, which no pod or job can ask for: give each vendor's GPUs a class of their own"),
+                    );
+                    mixed.insert(class);
+                }
+                Some(_) => {}
+                None => {
+                    vendors.insert(class, (vendor.to_string(), id.to_string()));
+                }
             }
         }
         units(src, node, id, &mut out);

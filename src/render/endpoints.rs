@@ -14,6 +14,26 @@ pub enum Format {
     Litellm,
 }
 
+/// What to warn of in the file: a model name with `*` is a pattern to
+/// LiteLLM's router, which would send it other models' requests.
+pub fn warnings(format: Format, list: &[Endpoint<'_>]) -> Vec<crate::diag::Diag> {
+    let mut starred: Vec<&str> = list.iter().map(|e| e.model).filter(|m| m.contains('*')).collect();
+    starred.dedup();
+    if format != Format::Litellm || starred.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        crate::diag::Diag::warning(
+            crate::diag::Code::LitellmWildcard,
+            format!(
+                "{}: LiteLLM takes `*` in a model name as a wildcard, and routes other models' requests to it",
+                crate::report::shorten(&starred, 5)
+            ),
+        )
+        .help("name the model without `*`"),
+    ]
+}
+
 /// The file's text.
 pub fn text(format: Format, list: &[Endpoint<'_>]) -> String {
     match format {

@@ -279,6 +279,26 @@ fn unrenderable(e: &Entry, profile: &Profile, nodes: &[&Node], weights: &Weights
             ),
         );
     }
+    let vendors: std::collections::BTreeSet<&str> = e
+        .nodes
+        .iter()
+        .zip(nodes)
+        .flat_map(|(a, n)| a.gpus.iter().filter_map(|g| n.gpu_position(*g).map(|i| n.gpus[i].vendor.as_str())))
+        .collect();
+    if vendors.len() > 1 {
+        return Some(
+            Diag::error(
+                Code::CannotRender,
+                format!(
+                    "{} r{}: its GPUs are of two vendors ({}), and no pod or job can ask for both",
+                    e.model,
+                    e.replica,
+                    vendors.into_iter().collect::<Vec<_>>().join(" and ")
+                ),
+            )
+            .help("a class that names GPUs of two vendors mixes them: give each vendor's GPUs a class of their own"),
+        );
+    }
     if e.nodes.len() > 1 && profile.engine.name == "trtllm" {
         return Some(Diag::error(
             Code::CannotRender,

@@ -395,3 +395,48 @@ fn dra_pins_nvidia_gpus_only_and_amd_pods_keep_their_device_plugin() {
     assert!(seen.iter().filter(|s| s.0.starts_with("mi300x")).all(|s| !s.1 && s.2), "{seen:?}");
     assert!(seen.iter().any(|s| s.0.starts_with("mi300x")), "{seen:?}");
 }
+
+#[test]
+fn a_class_given_to_both_vendors_is_linted_and_a_replica_across_them_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = write(
+        dir.path(),
+        "mixed.toml",
+        "[[node]]\nid = \"n1\"\nstate = \"ready\"\n\
+         [[node.gpu]]\nindex = 0\nname = \"NVIDIA H100 80GB HBM3\"\nclass = \"big\"\nmemory_mb = 81559\n\
+         [[node.gpu]]\nindex = 1\nname = \"AMD Instinct MI300X OAM\"\nvendor = \"amd\"\nclass = \"big\"\nmemory_mb = 196592\n",
+    );
+    let out = run(&["lint", inv.to_str().unwrap()]);
+    let err: String =
+        String::from_utf8_lossy(&out.stderr).split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    assert!(
+        err.contains("llmgw::inventory::mixed-vendor-class")
+            && err.contains("class `big` holds amd GPUs on node `n1` and nvidia GPUs on node `n1`"),
+        "{err}"
+    );
+    let catalog = write(
+        dir.path(),
+        "c.toml",
+        "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"big\"\ngpus_per_node = 2\n",
+    );
+    let plan = dir.path().join("p.json");
+    assert_eq!(
+        code(&run(&["place", catalog.to_str().unwrap(), "-i", inv.to_str().unwrap(), "-o", plan.to_str().unwrap()])),
+        0
+    );
+    let out = run(&[
+        "render",
+        "kubernetes",
+        plan.to_str().unwrap(),
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "-i",
+        inv.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("m r0: its GPUs are of two vendors (amd and nvidia)"),
+        "{}",
+        transcript(&out)
+    );
+}

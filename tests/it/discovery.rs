@@ -614,3 +614,16 @@ fn an_nvidia_card_in_drm_is_listed_once_and_amd_ones_follow() {
     let text = toml_of(node);
     assert_eq!(text.matches("vendor = ").count(), 2, "{text}");
 }
+
+#[test]
+fn nvml_missing_beside_amd_gpus_is_still_said_when_an_nvidia_card_is_there() {
+    let dir = tempfile::tempdir().unwrap();
+    sysfs_from(dir.path(), MI300X_SYSFS);
+    write(dir.path(), "sys/class/drm/card3/device/vendor", "0x10de\n");
+    let (node, warnings) =
+        discover(&machine(dir.path(), Err("the NVIDIA driver is not loaded".into()), NodeConfig::default(), None));
+    // The AMD GPUs are read; the NVIDIA one NVML would have given is not,
+    // and that is said.
+    assert_eq!(node.gpus.len(), 2);
+    assert!(warnings.iter().any(|w| w.message.contains("the NVIDIA driver is not loaded")), "{warnings:?}");
+}

@@ -241,9 +241,11 @@ fn gateway_flags_that_cannot_be_used_are_refused_before_anything_is_written() {
         (&["--gateway", "envoy", "--epp", "e"], "invalid value 'envoy'"),
         (&["--gateway", "inference-pool", "--epp", ""], "--epp : no Service name"),
         (&["--gateway", "inference-pool", "--epp", ":9002"], "no Service name"),
-        (&["--gateway", "inference-pool", "--epp", "e:0"], "the port is not 1 to 65535"),
-        (&["--gateway", "inference-pool", "--epp", "e:65536"], "the port is not 1 to 65535"),
-        (&["--gateway", "inference-pool", "--epp", "e:http"], "the port is not 1 to 65535"),
+        (&["--gateway", "inference-pool", "--epp", "e:0"], "the port is not a number from 1 to 65535"),
+        (&["--gateway", "inference-pool", "--epp", "e:65536"], "the port is not a number from 1 to 65535"),
+        (&["--gateway", "inference-pool", "--epp", "e:http"], "the port is not a number from 1 to 65535"),
+        (&["--gateway", "inference-pool", "--epp", "e:+80"], "the port is not a number from 1 to 65535"),
+        (&["--gateway", "inference-pool", "--epp", "e:080"], "the port is not a number from 1 to 65535"),
         (&["--gateway", "inference-pool", "--epp", "Epp"], "not a Service name"),
         (&["--gateway", "inference-pool", "--epp", "9epp"], "not a Service name"),
         (&["--gateway", "inference-pool", "--epp", "e", "--gateway-parent", "gw"], "not NAMESPACE/NAME"),
@@ -589,4 +591,24 @@ fn replicas_of_one_model_on_different_ports_are_warned_of() {
     assert!(!err.contains("shared-picker"), "one pool: {err}");
     let docs = documents(&stdout(&out));
     assert_eq!(of_kind(&docs, "InferencePool")[0]["spec"]["targetPorts"], serde_json::json!([{"number": 8100}]));
+}
+
+#[test]
+fn model_names_a_gateway_cannot_route_by_are_warned_of() {
+    // A header value loses its surrounding blanks on the wire; LiteLLM
+    // takes `*` as a wildcard.
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = "[[model]]\nname = \" padded \"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n\
+                   [[model]]\nname = \"llama*\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n";
+    let endpoints = dir.path().join("litellm.yaml");
+    let (_, _, _, out) = place_and_render(
+        dir.path(),
+        catalog,
+        &[GATEWAY, &["--endpoints", endpoints.to_str().unwrap(), "--endpoints-format", "litellm"]].concat(),
+    );
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let err: String =
+        String::from_utf8_lossy(&out.stderr).split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    assert!(err.contains("llmgw::render::header-value") && err.contains("` padded `"), "{err}");
+    assert!(err.contains("llmgw::render::litellm-wildcard") && err.contains("llama*"), "{err}");
 }

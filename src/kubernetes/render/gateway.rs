@@ -226,7 +226,13 @@ pub fn epp(v: &str) -> Result<(String, u16), Diag> {
     };
     let (name, port) = match v.split_once(':') {
         Some((n, p)) => {
-            let port = p.parse::<u16>().ok().filter(|&p| p > 0).ok_or_else(|| bad("the port is not 1 to 65535"))?;
+            // Digits only, as a port is written: no sign, no leading zero.
+            let digits = !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && !p.starts_with('0');
+            let port = p
+                .parse::<u16>()
+                .ok()
+                .filter(|_| digits)
+                .ok_or_else(|| bad("the port is not a number from 1 to 65535"))?;
             (n, port)
         }
         None => (v, EPP_PORT),
@@ -266,8 +272,33 @@ pub fn from_flags(epp_flag: Option<&str>, parent_flag: Option<&str>) -> Result<O
 /// What to warn of in the pools written: several pools naming one
 /// endpoint picker, and models whose replicas listen on different ports
 /// (`apart`).
-pub(super) fn warnings(objects: &[super::Written], gateway: Option<&Gateway>, apart: &[String]) -> Vec<Diag> {
+pub(super) fn warnings(
+    objects: &[super::Written],
+    gateway: Option<&Gateway>,
+    apart: &[String],
+    models: &[&str],
+) -> Vec<Diag> {
     let mut out = Vec::new();
+    // A route matches the model's name in a header: HTTP strips a value's
+    // surrounding blanks, and the HTTPRoute CRD holds at most 4096
+    // characters, so such a name is never matched, or its route refused.
+    let unroutable: Vec<String> = models
+        .iter()
+        .filter(|m| m.trim() != **m || m.chars().count() > 4096)
+        .map(|m| format!("`{}`", crate::term::escape(&m.chars().take(40).collect::<String>())))
+        .collect();
+    if gateway.is_some_and(|g| g.parent.is_some()) && !unroutable.is_empty() {
+        out.push(
+            Diag::warning(
+                Code::HeaderValue,
+                format!(
+                    "{}: a model name with blanks around it, or over 4096 characters, is not matched in the {MODEL_HEADER} header",
+                    crate::report::shorten(&unroutable.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                ),
+            )
+            .help("name the model in the catalog as clients will send it, without blanks around it"),
+        );
+    }
     if let Some(g) = gateway {
         let pools: Vec<&str> =
             objects.iter().filter(|o| o.file_name.starts_with("inferencepool-")).map(|o| o.name.as_str()).collect();

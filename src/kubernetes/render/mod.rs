@@ -345,7 +345,7 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
             }
         }
     }
-    let gateway_warnings = gateway::warnings(&out.objects, s.gateway.as_ref(), &apart);
+    let gateway_warnings = gateway::warnings(&out.objects, s.gateway.as_ref(), &apart, &models);
     out.warnings.extend(gateway_warnings);
     out.warnings.extend(domain::shared_nodes(&r.jobs));
     if !no_rdma.is_empty() {
