@@ -82,6 +82,7 @@ codes! {
     MigNeedsOneGpu => "llmgw::inventory::mig-needs-one-gpu", "mig_devices in an allocation that does not name exactly one GPU";
     DefaultPrefixFabric => "llmgw::inventory::default-prefix-fabric", "a fabric named after its subnet manager";
     UnusedGpuClass => "llmgw::inventory::unused-gpu-class", "a GPU class that no profile of the catalogs given asks for";
+    UnreadMemory => "llmgw::import::unread-memory", "a GPU memory value that does not read, taken as unknown";
     NoGpus => "llmgw::discover::no-gpus", "NVML reported no GPUs: a CPU-only node";
     DefaultSubnetPrefix => "llmgw::discover::default-subnet-prefix", "an InfiniBand fabric named by its subnet manager, not its prefix";
     ProbeFailed => "llmgw::discover::probe-failed", "an engine probe that timed out or failed";

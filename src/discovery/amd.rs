@@ -11,6 +11,9 @@
 
 use std::path::Path;
 
+use crate::diag::{Code, Diag};
+use crate::inventory::Gpu;
+
 /// PCI vendor id of AMD (ATI) GPUs.
 pub const AMD_VENDOR: &str = "0x1002";
 
@@ -22,6 +25,8 @@ pub struct AmdGpu {
     pub name: String,
     pub memory_mb: u64,
     pub pci_bus_id: Option<String>,
+    /// `mem_info_vram_total` as written, when it is there but no byte count.
+    pub unread_memory: Option<String>,
 }
 
 /// The AMD GPUs under a sysfs root, in card order.
@@ -51,6 +56,34 @@ pub fn nvidia_cards(sys: &Path) -> bool {
     })
 }
 
+/// The inventory's GPUs of the cards found, numbered from `first` (after
+/// NVML's), each memory that did not read said.
+pub fn inventory_gpus(found: Vec<AmdGpu>, first: u32, warnings: &mut Vec<Diag>) -> Vec<Gpu> {
+    let mut out = Vec::with_capacity(found.len());
+    for (index, a) in (first..).zip(found) {
+        if let Some(text) = &a.unread_memory {
+            warnings.push(
+                Diag::warning(
+                    Code::UnreadMemory,
+                    format!(
+                        "card{}: mem_info_vram_total is `{}`, not a byte count; its memory is taken as unknown",
+                        a.card,
+                        crate::term::escape(text)
+                    ),
+                )
+                .help(
+                    "with memory unknown, no model is held to it: a profile may be placed where its weights do not fit",
+                ),
+            );
+        }
+        let mut g = Gpu::named(index, &a.name, a.memory_mb);
+        g.vendor = crate::inventory::Vendor::Amd;
+        g.pci_bus_id = a.pci_bus_id;
+        out.push(g);
+    }
+    out
+}
+
 /// `card12` -> 12; connectors (`card1-DP-1`) and render nodes -> `None`.
 fn card_number(entry: &str) -> Option<u32> {
     let digits = entry.strip_prefix("card")?;
@@ -76,9 +109,10 @@ fn read_card(device: &Path, card: u32) -> Option<AmdGpu> {
         .filter(|n| !n.chars().any(char::is_control))
         .or_else(|| read_trimmed(&device.join("device")).map(|d| d.to_ascii_lowercase()))
         .unwrap_or_else(|| "AMD GPU".to_string());
-    let memory_mb =
-        read_trimmed(&device.join("mem_info_vram_total")).and_then(|b| b.parse::<u64>().ok()).map_or(0, |b| b >> 20);
-    Some(AmdGpu { card, name, memory_mb, pci_bus_id: bus_id(device) })
+    let vram = read_trimmed(&device.join("mem_info_vram_total"));
+    let bytes = vram.as_deref().and_then(|b| b.parse::<u64>().ok());
+    let unread_memory = vram.filter(|_| bytes.is_none());
+    Some(AmdGpu { card, name, memory_mb: bytes.map_or(0, |b| b >> 20), pci_bus_id: bus_id(device), unread_memory })
 }
 
 /// The PCI bus id: `PCI_SLOT_NAME` in `uevent`, else the name the
@@ -124,8 +158,20 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                AmdGpu { card: 2, name: "AMD Instinct MI300X OAM".into(), memory_mb: 196_592, pci_bus_id: None },
-                AmdGpu { card: 10, name: "0x74a1".into(), memory_mb: 196_592, pci_bus_id: Some("0000:1b:00.0".into()) },
+                AmdGpu {
+                    card: 2,
+                    name: "AMD Instinct MI300X OAM".into(),
+                    memory_mb: 196_592,
+                    pci_bus_id: None,
+                    unread_memory: None
+                },
+                AmdGpu {
+                    card: 10,
+                    name: "0x74a1".into(),
+                    memory_mb: 196_592,
+                    pci_bus_id: Some("0000:1b:00.0".into()),
+                    unread_memory: None
+                },
             ]
         );
     }

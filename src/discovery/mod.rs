@@ -156,12 +156,7 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
         .collect();
     // AMD GPUs after NVIDIA's, in card order.
     let first = gpus.iter().map(|g| g.index + 1).max().unwrap_or(0);
-    for (index, a) in (first..).zip(amd) {
-        let mut g = Gpu::named(index, &a.name, a.memory_mb);
-        g.vendor = crate::inventory::Vendor::Amd;
-        g.pci_bus_id = a.pci_bus_id;
-        gpus.push(g);
-    }
+    gpus.extend(amd::inventory_gpus(amd, first, &mut warnings));
     gpus.sort_by_key(|g| g.index);
 
     let fabrics = fabrics(m, &gpus, &facts, &mut warnings);

@@ -108,6 +108,22 @@ pub fn of(
     // Memory: the one VRAM value; of several, the smallest (no GPU is
     // promised more than it has).
     let memory = vram.iter().filter_map(|(v, _)| vram_mib(v)).min().unwrap_or(0);
+    // A value that does not read is memory unknown: placement then cannot
+    // hold a model to it, which is said.
+    let unread: Vec<&str> = vram.iter().map(|(v, _)| v.as_str()).filter(|v| vram_mib(v).is_none()).collect();
+    if !unread.is_empty() && count > 0 {
+        warnings.push(
+            Diag::warning(
+                Code::UnreadMemory,
+                format!(
+                    "node `{}`: amd.com/gpu.vram `{}` is not whole GiB with a G (e.g. 192G); its GPUs' memory is taken as unknown",
+                    at.id,
+                    crate::term::escape(unread[0])
+                ),
+            )
+            .help("with memory unknown, no model is held to it: a profile may be placed where its weights do not fit"),
+        );
+    }
     // Names: the product names with their counts in label order; the PCI
     // device id (`0x74a1`, as sysfs spells it) where the board has none
     // (a virtual function).

@@ -440,3 +440,19 @@ fn a_class_given_to_both_vendors_is_linted_and_a_replica_across_them_refused() {
         transcript(&out)
     );
 }
+
+#[test]
+fn an_amd_vram_label_that_does_not_read_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = serde_json::json!({"amd.com/gpu": "8", "cpu": "192", "memory": "2113470464Ki"});
+    let nodes = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "mi-1", "labels": {"amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM", "amd.com/gpu.vram": "192GB"}},
+        "status": {"capacity": cap, "allocatable": cap, "conditions": [{"type": "Ready", "status": "True"}]}}]});
+    let file = write(dir.path(), "nodes.json", &nodes.to_string());
+    let out = run(&["inventory", "import", "kubernetes", file.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let err: String =
+        String::from_utf8_lossy(&out.stderr).split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    assert!(err.contains("llmgw::import::unread-memory") && err.contains("amd.com/gpu.vram `192GB`"), "{err}");
+    assert!(json(&out)["node"][0]["gpu"][0].get("memory_mb").is_none());
+}

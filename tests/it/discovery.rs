@@ -627,3 +627,24 @@ fn nvml_missing_beside_amd_gpus_is_still_said_when_an_nvidia_card_is_there() {
     assert_eq!(node.gpus.len(), 2);
     assert!(warnings.iter().any(|w| w.message.contains("the NVIDIA driver is not loaded")), "{warnings:?}");
 }
+
+#[test]
+fn amd_memory_that_does_not_read_is_said_and_taken_as_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    sysfs_from(dir.path(), MI300X_SYSFS);
+    let card = std::fs::read_dir(dir.path().join("sys/class/drm"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| std::fs::read_to_string(p.join("device/vendor")).is_ok_and(|v| v.trim() == "0x1002"))
+        .unwrap();
+    std::fs::write(card.join("device/mem_info_vram_total"), "abc\n").unwrap();
+    let (node, warnings) =
+        discover(&machine(dir.path(), Err("the NVIDIA driver is not loaded".into()), NodeConfig::default(), None));
+    assert!(node.gpus.iter().any(|g| g.memory_mb == 0), "{:?}", node.gpus);
+    assert!(
+        warnings.iter().any(|w| w.message.contains("mem_info_vram_total is `abc`, not a byte count")),
+        "{:?}",
+        warnings.iter().map(|w| &w.message).collect::<Vec<_>>()
+    );
+}
