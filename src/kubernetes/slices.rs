@@ -8,9 +8,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Deserialize;
 
-use super::File;
+use super::{File, Step};
 use crate::diag::{Code, Diag, Source};
 use crate::import::Problems;
+use crate::import::{MAX_GPUS_PER_NODE, MAX_MIG_PER_GPU};
 use crate::inventory::{Gpu, MigDevice, Node};
 
 /// The driver whose devices are GPUs.
@@ -111,6 +112,8 @@ pub struct Published {
 
 /// A pool's newest generation, as far as read.
 struct Seen {
+    /// The item of the pool's first slice read, for pointing at it.
+    first: usize,
     generation: i64,
     slices: i64,
     /// How many slices the pool says it has.
@@ -121,8 +124,8 @@ struct Seen {
 }
 
 impl Seen {
-    fn new(generation: i64, node: String) -> Seen {
-        Seen { generation, slices: 0, count: 0, node, devices: Vec::new(), names: HashSet::new() }
+    fn new(first: usize, generation: i64, node: String) -> Seen {
+        Seen { first, generation, slices: 0, count: 0, node, devices: Vec::new(), names: HashSet::new() }
     }
 }
 
@@ -132,15 +135,15 @@ pub fn read(src: &Source, warnings: &mut Vec<Diag>) -> Result<Published, Vec<Dia
     let mut problems = Problems::default();
     // Pool -> (highest generation, slices of it seen, count they say, node, devices).
     let mut pools: BTreeMap<String, Seen> = BTreeMap::new();
-    file.each("ResourceSlice", &mut problems, |_, s: Slice, _| {
+    file.each("ResourceSlice", &mut problems, |i, s: Slice, _| {
         let spec = s.spec;
         if spec.driver != DRIVER || spec.pool.name.is_empty() {
             return;
         }
         let node = spec.node_name.unwrap_or_else(|| spec.pool.name.clone());
-        let e = pools.entry(spec.pool.name.clone()).or_insert_with(|| Seen::new(spec.pool.generation, node.clone()));
+        let e = pools.entry(spec.pool.name.clone()).or_insert_with(|| Seen::new(i, spec.pool.generation, node.clone()));
         if spec.pool.generation > e.generation {
-            *e = Seen::new(spec.pool.generation, node);
+            *e = Seen::new(i, spec.pool.generation, node);
         }
         if spec.pool.generation == e.generation {
             e.slices += 1;
@@ -154,17 +157,37 @@ pub fn read(src: &Source, warnings: &mut Vec<Diag>) -> Result<Published, Vec<Dia
             }
         }
     })?;
-    problems.into_result()?;
     let mut out = Published::default();
     let mut incomplete = Vec::new();
-    for (pool, Seen { generation, slices: seen, count, node, devices, .. }) in pools {
+    // A node's devices over its complete pools, numbered together.
+    let mut by_node: BTreeMap<String, (usize, Vec<Device>)> = BTreeMap::new();
+    for (pool, Seen { first, generation, slices: seen, count, node, devices, .. }) in pools {
         if seen < count {
             incomplete.push(format!("{pool} (generation {generation}: {seen} of {count} slices)"));
             continue;
         }
         out.pools.insert(pool, node.clone());
-        out.nodes.entry(node).or_default().extend(gpus(&devices));
+        by_node.entry(node).or_insert_with(|| (first, Vec::new())).1.extend(devices);
     }
+    for (node, (first, devices)) in by_node {
+        let gpus = gpus(&devices);
+        let migs = gpus.iter().map(|g| g.mig_devices.len() as u64).max().unwrap_or(0);
+        if gpus.len() as u64 > MAX_GPUS_PER_NODE || migs > MAX_MIG_PER_GPU {
+            problems.push(file.error(
+                Code::TooManyGpus,
+                &[Step::Key("items"), Step::Index(first), Step::Key("spec"), Step::Key("devices")],
+                format!(
+                    "node `{node}`: its slices publish {} GPUs, {migs} MIG devices on one, more than the {MAX_GPUS_PER_NODE} and {MAX_MIG_PER_GPU} a node and a GPU have",
+                    gpus.len()
+                ),
+                "these devices",
+                "give what `kubectl get resourceslices -o json` prints",
+            ));
+            continue;
+        }
+        out.nodes.insert(node, gpus);
+    }
+    problems.into_result()?;
     if !incomplete.is_empty() {
         warnings.push(
             Diag::warning(

@@ -22,6 +22,10 @@ const SLURM_JOBS: &[(&str, &str)] = &[
     ("jobs.txt", include_str!("../data/slurm/scontrol-jobs-22.05.txt")),
     ("jobs-plain.txt", include_str!("../data/real/slurm/scontrol-d-show-job-huji-2019-2025.txt")),
 ];
+const DRA_SLICES: &str = include_str!("../data/real/kubernetes/dra/slice-docs-20c35fe2.list.json");
+const DRA_MIG_SLICES: &str =
+    include_str!("../data/real/kubernetes/dra/slice-a100-mig-v1-issue719.reconstructed.list.json");
+const DRA_CLAIMS: &str = include_str!("../data/real/kubernetes/dra/claim-issue426.list.json");
 const TOPOLOGY: &str = include_str!("../data/real/slurm/topology-circe-superpod.conf");
 
 /// Applies edits: 0 inserts, 1 deletes, 2 overwrites, 3 cuts the text there.
@@ -92,6 +96,50 @@ fn kube(nodes: (&str, String), pods: Option<String>) {
     };
     let lens = [(nodes.0, n.text().len()), ("pods.json", p.as_ref().map_or(0, |p| p.text().len()))];
     within_bounds(llmgw::kubernetes::import(&n, p.as_ref(), &settings), &lens);
+}
+
+/// Nodes named as the DRA fixtures' pools, with the slices and claims given.
+fn dra(slices: String, claims: String) {
+    let nodes = r#"{"kind": "List", "items": [
+        {"kind": "Node", "metadata": {"name": "ipp1-0033"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+        {"kind": "Node", "metadata": {"name": "cdiadmin"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+        {"kind": "Node", "metadata": {"name": "aks-migpool-68842551-vmss000001"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}]}"#;
+    let n = source("nodes.json", nodes.to_string());
+    let s = source("slices.json", slices);
+    let c = source("claims.json", claims);
+    let lens = [("nodes.json", n.text().len()), ("slices.json", s.text().len()), ("claims.json", c.text().len())];
+    let dra = llmgw::kubernetes::Dra { slices: Some(&s), claims: Some(&c) };
+    within_bounds(llmgw::kubernetes::import_with(&n, None, &dra, &llmgw::kubernetes::Settings::default()), &lens);
+}
+
+/// A pool of `gpus` GPU devices and `migs` MIG devices on one parent
+/// (the attributes import reads), around the caps of a node and a GPU.
+fn hostile_slices() -> impl Strategy<Value = String> {
+    (prop_oneof![0..16usize, 1022..1027usize], 0..12usize, prop::bool::ANY).prop_map(|(gpus, migs, beta)| {
+        let attrs = |kind: &str, uuid: String, extra: &[(&str, &str)]| {
+            let mut a = serde_json::json!({"type": {"string": kind}, "uuid": {"string": uuid}, "productName": {"string": "NVIDIA A100-PCIE-40GB"}});
+            for (k, v) in extra {
+                a[*k] = serde_json::json!({"string": v});
+            }
+            a
+        };
+        let device = |name: String, attributes: serde_json::Value| {
+            let capacity = serde_json::json!({"memory": {"value": "4864Mi"}});
+            if beta {
+                serde_json::json!({"name": name, "basic": {"attributes": attributes, "capacity": capacity}})
+            } else {
+                serde_json::json!({"name": name, "attributes": attributes, "capacity": capacity})
+            }
+        };
+        let mut devices: Vec<serde_json::Value> =
+            (0..gpus).map(|i| device(format!("gpu-{i}"), attrs("gpu", format!("GPU-{i}"), &[]))).collect();
+        devices.extend((0..migs).map(|m| {
+            device(format!("gpu-0-mig-{m}"), attrs("mig", format!("MIG-{m}"), &[("parentUUID", "GPU-0"), ("profile", "1g.5gb")]))
+        }));
+        serde_json::json!({"kind": "List", "items": [{"kind": "ResourceSlice", "spec": {"driver": "gpu.nvidia.com",
+            "nodeName": "ipp1-0033", "pool": {"name": "ipp1-0033", "generation": 1, "resourceSliceCount": 1}, "devices": devices}}]})
+        .to_string()
+    })
 }
 
 fn slurm(nodes: (&str, String), topology: Option<String>, jobs: Option<(&str, String)>) {
@@ -224,6 +272,16 @@ proptest! {
     }
 
     #[test]
+    fn mutated_dra_slices_and_claims_stay_within_bounds(
+        which in 0..2usize,
+        edits in prop::collection::vec((any::<prop::sample::Index>(), 0..4u8, "[\\[\\]{}\"':,0-9a-zA-Z.\\n -]{0,8}|\"gpu-0\"|\"1e18\"|\"GPU-2fa81118-5a5f-aa66-7660-471eed407181\""), 1..6),
+        claim_edits in prop::collection::vec((any::<prop::sample::Index>(), 0..4u8, "[\\[\\]{}\"':,0-9a-z.\\n -]{0,8}|\"ipp1-0033\"|\"gpu-0\""), 0..4),
+    ) {
+        let slices = if which == 0 { DRA_SLICES } else { DRA_MIG_SLICES };
+        dra(mutate(slices.to_string(), edits), mutate(DRA_CLAIMS.to_string(), claim_edits));
+    }
+
+    #[test]
     fn hostile_gfd_counts_stay_within_bounds(node in hostile_node()) {
         kube(("nodes.json", node), None);
     }
@@ -259,5 +317,16 @@ proptest! {
     #[test]
     fn hostile_gres_and_hostlists_stay_within_bounds((line, topo) in hostile_slurm()) {
         slurm(("n.txt", line), Some(topo), None);
+    }
+}
+
+proptest! {
+    // Each case imports and reloads a node of about 1,024 GPUs: fewer of
+    // them, each around a cap.
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn hostile_dra_pools_stay_within_bounds(slices in hostile_slices()) {
+        dra(slices, DRA_CLAIMS.to_string());
     }
 }
