@@ -45,7 +45,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand --output 'Write to this file (atomically) instead of stdout'
             cand --probe-timeout 'Seconds the SGLang probe may take'
             cand --root 'Read the machine under DIR instead of / (sysfs in DIR/sys, procfs in DIR/proc, the default config in DIR/etc/llmgw): for tests and for inspecting a copied tree'
-            cand --gpu-facts 'Take the GPUs from this JSON file instead of NVML: a list of {index, name, memory_mb, uuid, pci_bus_id, mig, active_links, mig_devices}, where active_links are the remote PCI bus ids of the GPU''s active NVLinks and mig_devices [{index, profile, memory_mb, uuid}]'
+            cand --gpu-facts 'Take the GPUs from this JSON file instead of NVML: a list of {index, name, memory_mb, uuid, pci_bus_id, mig, active_links, mig_devices, fabric}, where active_links are the remote PCI bus ids of the GPU''s active NVLinks, mig_devices [{index, profile, memory_mb, uuid}] and fabric NVML''s fabric info {cluster_uuid, clique_id, completed}'
             cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
             cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help'

@@ -51,7 +51,7 @@ nfd\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -s o -l output -d 'Write to this file (atomically) instead of stdout' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l probe-timeout -d 'Seconds the SGLang probe may take' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l root -d 'Read the machine under DIR instead of / (sysfs in DIR/sys, procfs in DIR/proc, the default config in DIR/etc/llmgw): for tests and for inspecting a copied tree' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l gpu-facts -d 'Take the GPUs from this JSON file instead of NVML: a list of {index, name, memory_mb, uuid, pci_bus_id, mig, active_links, mig_devices}, where active_links are the remote PCI bus ids of the GPU\'s active NVLinks and mig_devices [{index, profile, memory_mb, uuid}]' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l gpu-facts -d 'Take the GPUs from this JSON file instead of NVML: a list of {index, name, memory_mb, uuid, pci_bus_id, mig, active_links, mig_devices, fabric}, where active_links are the remote PCI bus ids of the GPU\'s active NVLinks, mig_devices [{index, profile, memory_mb, uuid}] and fabric NVML\'s fabric info {cluster_uuid, clique_id, completed}' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand discover" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
 never\t''"

@@ -193,8 +193,10 @@ pub struct DiscoverArgs {
     pub root: Option<PathBuf>,
     /// Take the GPUs from this JSON file instead of NVML: a list of
     /// {index, name, memory_mb, uuid, pci_bus_id, mig, active_links,
-    /// mig_devices}, where active_links are the remote PCI bus ids of the
-    /// GPU's active NVLinks and mig_devices [{index, profile, memory_mb, uuid}]
+    /// mig_devices, fabric}, where active_links are the remote PCI bus ids
+    /// of the GPU's active NVLinks, mig_devices [{index, profile,
+    /// memory_mb, uuid}] and fabric NVML's fabric info {cluster_uuid,
+    /// clique_id, completed}
     #[arg(long, value_name = "FILE")]
     pub gpu_facts: Option<PathBuf>,
 }
