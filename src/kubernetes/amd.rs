@@ -81,7 +81,13 @@ pub fn of(
     let vram = values(labels, "vram");
     // The labels count GPUs only in their per-value form.
     let labelled = counted(&ids).or_else(|| counted(&names)).or_else(|| counted(&vram)).unwrap_or(0);
-    if labelled > MAX_GPUS_PER_NODE {
+    // The labels' count matters only where the kubelet's does not say.
+    let by_labels = match (capacity, allocatable) {
+        (None, _) => true,
+        (Some(0), a) => a.unwrap_or(0) == 0,
+        _ => false,
+    };
+    if by_labels && labelled > MAX_GPUS_PER_NODE {
         return Err(at.resource(
             "capacity",
             RESOURCE,

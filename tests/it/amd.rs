@@ -456,3 +456,29 @@ fn an_amd_vram_label_that_does_not_read_is_said() {
     assert!(err.contains("llmgw::import::unread-memory") && err.contains("amd.com/gpu.vram `192GB`"), "{err}");
     assert!(json(&out)["node"][0]["gpu"][0].get("memory_mb").is_none());
 }
+
+#[test]
+fn labels_that_overcount_do_not_fail_a_node_whose_kubelet_counts() {
+    // The labeller's per-value counts matter only where the kubelet gives
+    // none; with `amd.com/gpu: 8` a count of 2000 in a label is ignored.
+    let dir = tempfile::tempdir().unwrap();
+    let node = |cap: Option<&str>| {
+        let mut status = serde_json::json!({"conditions": [{"type": "Ready", "status": "True"}]});
+        if let Some(c) = cap {
+            status["capacity"] = serde_json::json!({"amd.com/gpu": c});
+            status["allocatable"] = serde_json::json!({"amd.com/gpu": c});
+        }
+        serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "mi-1", "labels": {"beta.amd.com/gpu.vram.192G": "2000", "amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM"}},
+            "status": status}]})
+    };
+    let file = write(dir.path(), "nodes.json", &node(Some("8")).to_string());
+    let out = run(&["inventory", "import", "kubernetes", file.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert_eq!(json(&out)["node"][0]["gpu"].as_array().unwrap().len(), 8);
+    // Without the kubelet's count, the labels' is refused as no node.
+    let file = write(dir.path(), "nodes.json", &node(None).to_string());
+    let out = run(&["inventory", "import", "kubernetes", file.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("its AMD labels count 2000 GPUs"), "{}", transcript(&out));
+}
