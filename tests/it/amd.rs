@@ -171,15 +171,7 @@ fn a_mixed_cluster_imports_renders_each_vendors_resource_and_image_and_comes_bac
     assert_eq!(code(&out), 1, "{}", transcript(&out));
     let plan: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&plan_file).unwrap()).unwrap();
     assert_eq!(plan["placements"].as_array().unwrap().len(), 3, "{plan}");
-    let out = run(&[
-        "render",
-        "kubernetes",
-        plan_file.to_str().unwrap(),
-        "--catalog",
-        &at_root(CATALOG),
-        "-i",
-        fleet.to_str().unwrap(),
-    ]);
+    let out = render_plan("kubernetes", &plan_file, std::path::Path::new(&at_root(CATALOG)), &fleet, &[]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let docs = crate::render::documents(&stdout(&out));
     let mut seen = Vec::new();
@@ -370,17 +362,7 @@ fn dra_pins_nvidia_gpus_only_and_amd_pods_keep_their_device_plugin() {
     let plan = dir.path().join("plan.json");
     let out = run(&["place", &at_root(CATALOG), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
     assert_eq!(code(&out), 1, "{}", transcript(&out));
-    let out = run(&[
-        "render",
-        "kubernetes",
-        plan.to_str().unwrap(),
-        "--catalog",
-        &at_root(CATALOG),
-        "-i",
-        fleet.to_str().unwrap(),
-        "--devices",
-        "dra",
-    ]);
+    let out = render_plan("kubernetes", &plan, std::path::Path::new(&at_root(CATALOG)), &fleet, &["--devices", "dra"]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let docs = crate::render::documents(&stdout(&out));
     let mut seen = Vec::new();
@@ -407,8 +389,7 @@ fn a_class_given_to_both_vendors_is_linted_and_a_replica_across_them_refused() {
          [[node.gpu]]\nindex = 1\nname = \"AMD Instinct MI300X OAM\"\nvendor = \"amd\"\nclass = \"big\"\nmemory_mb = 196592\n",
     );
     let out = run(&["lint", inv.to_str().unwrap()]);
-    let err: String =
-        String::from_utf8_lossy(&out.stderr).split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    let err: String = flat(&out.stderr);
     assert!(
         err.contains("llmgw::inventory::mixed-vendor-class")
             && err.contains("class `big` holds amd GPUs on node `n1` and nvidia GPUs on node `n1`"),
@@ -419,20 +400,8 @@ fn a_class_given_to_both_vendors_is_linted_and_a_replica_across_them_refused() {
         "c.toml",
         "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"big\"\ngpus_per_node = 2\n",
     );
-    let plan = dir.path().join("p.json");
-    assert_eq!(
-        code(&run(&["place", catalog.to_str().unwrap(), "-i", inv.to_str().unwrap(), "-o", plan.to_str().unwrap()])),
-        0
-    );
-    let out = run(&[
-        "render",
-        "kubernetes",
-        plan.to_str().unwrap(),
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "-i",
-        inv.to_str().unwrap(),
-    ]);
+    let plan = placed_plan(dir.path(), &catalog, &inv);
+    let out = render_plan("kubernetes", &plan, &catalog, &inv, &[]);
     assert_eq!(code(&out), 2, "{}", transcript(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("m r0: its GPUs are of two vendors (amd and nvidia)"),
@@ -451,8 +420,7 @@ fn an_amd_vram_label_that_does_not_read_is_said() {
     let file = write(dir.path(), "nodes.json", &nodes.to_string());
     let out = run(&["inventory", "import", "kubernetes", file.to_str().unwrap(), "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
-    let err: String =
-        String::from_utf8_lossy(&out.stderr).split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    let err: String = flat(&out.stderr);
     assert!(err.contains("llmgw::import::unread-memory") && err.contains("amd.com/gpu.vram `192GB`"), "{err}");
     assert!(json(&out)["node"][0]["gpu"][0].get("memory_mb").is_none());
 }

@@ -120,3 +120,9 @@ pub fn files(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Diagnostics as one line of words: the report wraps them, with `│` at
+/// the start of a continued line.
+pub fn flat(stderr: &[u8]) -> String {
+    String::from_utf8_lossy(stderr).split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ")
+}

@@ -12,7 +12,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::resource::v1::ResourceClaimTemplate;
 use serde_json::{Value, json};
 
-use crate::common::{code, json, root, run, stdout, transcript, write};
+use crate::common::{code, flat, json, placed_plan, render_plan, root, run, stdout, transcript, write};
 use crate::render::documents;
 
 const DRA: &str = "tests/data/real/kubernetes/dra";
@@ -21,9 +21,25 @@ fn real(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(root().join(DRA).join(name)).unwrap()).unwrap()
 }
 
-/// Diagnostics as one line of words (the report wraps them).
-fn flat(stderr: &[u8]) -> String {
-    String::from_utf8_lossy(stderr).split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ")
+/// The example GB200 rack of docs/kubernetes.md.
+const EXAMPLE: &str = "examples/dra";
+
+/// The example rack imported with its slices, as a file in `dir`.
+fn example_fleet(dir: &Path) -> PathBuf {
+    let ex = |f: &str| root().join(EXAMPLE).join(f).display().to_string();
+    let fleet = dir.join("f.toml");
+    let out = run(&[
+        "inventory",
+        "import",
+        "kubernetes",
+        &ex("nodes.json"),
+        "--resource-slices",
+        &ex("resourceslices.json"),
+        "-o",
+        fleet.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    fleet
 }
 
 fn node(name: &str, labels: &Value) -> Value {
@@ -191,26 +207,13 @@ fn fleet(count: usize) -> Fleet {
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let inventory = write(dir.path(), "fleet.json", &stdout(&out));
     let catalog = write(dir.path(), "c.toml", CATALOG);
-    let plan = dir.path().join("plan.json");
-    let out =
-        run(&["place", catalog.to_str().unwrap(), "-i", inventory.to_str().unwrap(), "-o", plan.to_str().unwrap()]);
-    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let plan = placed_plan(dir.path(), &catalog, &inventory);
     Fleet { dir, nodes, slices, inventory, catalog, plan }
 }
 
 impl Fleet {
     fn render(&self, extra: &[&str]) -> std::process::Output {
-        let mut args = vec![
-            "render",
-            "kubernetes",
-            self.plan.to_str().unwrap(),
-            "--catalog",
-            self.catalog.to_str().unwrap(),
-            "-i",
-            self.inventory.to_str().unwrap(),
-        ];
-        args.extend(extra);
-        run(&args)
+        render_plan("kubernetes", &self.plan, &self.catalog, &self.inventory, extra)
     }
 
     fn plan(&self) -> Value {
@@ -395,11 +398,7 @@ fn a_gpu_without_a_uuid_cannot_be_pinned_and_is_refused_by_name() {
         "c.toml",
         "[[model]]\nname = \"chat\"\n[[model.profile]]\nname = \"tp2\"\nengine = \"vllm\"\ngpu_class = \"gb200\"\ngpus_per_node = 2\n",
     );
-    let plan = dir.path().join("plan.json");
-    assert_eq!(
-        code(&run(&["place", catalog.to_str().unwrap(), "-i", inv.to_str().unwrap(), "-o", plan.to_str().unwrap()])),
-        0
-    );
+    let plan = placed_plan(dir.path(), &catalog, &inv);
     let out_dir = dir.path().join("out");
     let out = run(&[
         "render",
@@ -592,15 +591,7 @@ fn two_gb200_racks_that_share_a_clique_id_are_two_nvlink_domains() {
     assert_eq!(fabrics, [rack(0), rack(1)].iter().map(|r| r.as_str().unwrap().to_string()).collect());
     // Rendered: a ComputeDomain per replica, its channel claim in every pod,
     // no NCCL_IB_HCA; each ComputeDomain fits the driver's CRD schema.
-    let out = run(&[
-        "render",
-        "kubernetes",
-        plan.to_str().unwrap(),
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "-i",
-        fleet.to_str().unwrap(),
-    ]);
+    let out = render_plan("kubernetes", &plan, &catalog, &fleet, &[]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let text = stdout(&out);
     assert!(!text.contains("NCCL_IB_HCA"), "{text}");
@@ -803,17 +794,7 @@ fn a_running_replica_renders_the_same_claim_templates_and_pods_next_turn() {
     let next = f.dir.path().join("next.json");
     let out = run(&["place", f.catalog.to_str().unwrap(), "-i", now.to_str().unwrap(), "-o", next.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
-    let out = run(&[
-        "render",
-        "kubernetes",
-        next.to_str().unwrap(),
-        "--catalog",
-        f.catalog.to_str().unwrap(),
-        "-i",
-        now.to_str().unwrap(),
-        "--devices",
-        "dra",
-    ]);
+    let out = render_plan("kubernetes", &next, &f.catalog, &now, &["--devices", "dra"]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let second = documents(&stdout(&out));
     assert_eq!(second.len(), first.len());
@@ -876,17 +857,7 @@ fn a_running_mig_replica_whose_device_is_unknown_is_refused_not_a_panic() {
     let out =
         run(&["place", f.catalog.to_str().unwrap(), "-i", f.inventory.to_str().unwrap(), "-o", next.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
-    let out = run(&[
-        "render",
-        "kubernetes",
-        next.to_str().unwrap(),
-        "--catalog",
-        f.catalog.to_str().unwrap(),
-        "-i",
-        f.inventory.to_str().unwrap(),
-        "--devices",
-        "dra",
-    ]);
+    let out = render_plan("kubernetes", &next, &f.catalog, &f.inventory, &["--devices", "dra"]);
     assert_eq!(code(&out), 2, "{}", transcript(&out));
     let err = flat(&out.stderr);
     assert!(
@@ -936,39 +907,15 @@ fn stop_deletes_a_moving_replicas_claim_templates_with_its_workload() {
 fn two_nvlink_replicas_on_one_node_are_warned_of() {
     // NVIDIA's driver puts a node in one ComputeDomain at a time.
     let dir = tempfile::tempdir().unwrap();
-    let ex = |f: &str| root().join("examples/dra").join(f).display().to_string();
-    let fleet = dir.path().join("f.toml");
-    let out = run(&[
-        "inventory",
-        "import",
-        "kubernetes",
-        &ex("nodes.json"),
-        "--resource-slices",
-        &ex("resourceslices.json"),
-        "-o",
-        fleet.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let fleet = example_fleet(dir.path());
     let catalog = write(
         dir.path(),
         "c.toml",
         "[[model]]\nname = \"a\"\n[[model.profile]]\nname = \"half\"\nengine = \"vllm\"\ngpu_class = \"gb200\"\ngpus_per_node = 2\nnodes = 2\n\
          [[model]]\nname = \"b\"\n[[model.profile]]\nname = \"half\"\nengine = \"vllm\"\ngpu_class = \"gb200\"\ngpus_per_node = 2\nnodes = 2\n",
     );
-    let plan = dir.path().join("p.json");
-    assert_eq!(
-        code(&run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()])),
-        0
-    );
-    let out = run(&[
-        "render",
-        "kubernetes",
-        plan.to_str().unwrap(),
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "-i",
-        fleet.to_str().unwrap(),
-    ]);
+    let plan = placed_plan(dir.path(), &catalog, &fleet);
+    let out = render_plan("kubernetes", &plan, &catalog, &fleet, &[]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let err = flat(&out.stderr);
     assert!(err.contains("llmgw::render::shared-compute-domain") && err.contains("(a r0, b r0)"), "{err}");
@@ -1001,41 +948,24 @@ fn every_kind_render_writes_carries_the_label_the_loops_prune_selects() {
     // `kubectl apply --prune -l app.kubernetes.io/managed-by=llmgw`: an
     // object without the label would never be pruned.
     let dir = tempfile::tempdir().unwrap();
-    let ex = |f: &str| root().join("examples/dra").join(f).display().to_string();
-    let fleet = dir.path().join("f.toml");
-    let out = run(&[
-        "inventory",
-        "import",
+    let fleet = example_fleet(dir.path());
+    let plan = placed_plan(dir.path(), &root().join(EXAMPLE).join("catalog.toml"), &fleet);
+    let out = render_plan(
         "kubernetes",
-        &ex("nodes.json"),
-        "--resource-slices",
-        &ex("resourceslices.json"),
-        "-o",
-        fleet.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&out), 0, "{}", transcript(&out));
-    let plan = dir.path().join("p.json");
-    assert_eq!(
-        code(&run(&["place", &ex("catalog.toml"), "-i", fleet.to_str().unwrap(), "-o", plan.to_str().unwrap()])),
-        0
+        &plan,
+        &root().join(EXAMPLE).join("catalog.toml"),
+        &fleet,
+        &[
+            "--devices",
+            "dra",
+            "--gateway",
+            "inference-pool",
+            "--epp",
+            "epp",
+            "--gateway-parent",
+            "gw/inference-gateway",
+        ],
     );
-    let out = run(&[
-        "render",
-        "kubernetes",
-        plan.to_str().unwrap(),
-        "--catalog",
-        &ex("catalog.toml"),
-        "-i",
-        fleet.to_str().unwrap(),
-        "--devices",
-        "dra",
-        "--gateway",
-        "inference-pool",
-        "--epp",
-        "epp",
-        "--gateway-parent",
-        "gw/inference-gateway",
-    ]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let docs = documents(&stdout(&out));
     let kinds: BTreeSet<String> = docs.iter().map(|d| d["kind"].as_str().unwrap().to_string()).collect();

@@ -607,8 +607,7 @@ fn model_names_a_gateway_cannot_route_by_are_warned_of() {
         &[GATEWAY, &["--endpoints", endpoints.to_str().unwrap(), "--endpoints-format", "litellm"]].concat(),
     );
     assert_eq!(code(&out), 0, "{}", transcript(&out));
-    let err: String =
-        String::from_utf8_lossy(&out.stderr).split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    let err: String = flat(&out.stderr);
     assert!(err.contains("llmgw::render::header-value") && err.contains("` padded `"), "{err}");
     assert!(err.contains("llmgw::render::litellm-wildcard") && err.contains("llama*"), "{err}");
 }
