@@ -148,15 +148,7 @@ impl<'s> File<'s> {
         problems: &mut Problems,
         mut f: impl FnMut(usize, T, &mut Problems),
     ) -> Result<usize, Vec<Diag>> {
-        let bad = |path: &[Step<'_>], why: String| {
-            self.error(
-                Code::WrongType,
-                path,
-                why,
-                "not what kubectl prints",
-                &format!("give the output of `kubectl get {}s -o json` (a List of {kind})", kind.to_lowercase()),
-            )
-        };
+        let bad = |path: &[Step<'_>], why: String| self.not_kubectl(kind, path, why);
         let top = self.value.get("kind").and_then(Value::as_str).unwrap_or("");
         if let Some(raw) = &self.raw
             && (top == "List" || top == format!("{kind}List"))
@@ -193,8 +185,19 @@ impl<'s> File<'s> {
         Ok(items.len())
     }
 
+    /// The error for what is not a `kind` where one should be.
+    fn not_kubectl(&self, kind: &str, path: &[Step<'_>], why: String) -> Diag {
+        self.error(
+            Code::WrongType,
+            path,
+            why,
+            "not what kubectl prints",
+            &format!("give the output of `kubectl get {}s -o json` (a List of {kind})", kind.to_lowercase()),
+        )
+    }
+
     /// One item of `each`.
-    pub(super) fn one<T: for<'de> Deserialize<'de>>(
+    fn one<T: for<'de> Deserialize<'de>>(
         &self,
         kind: &str,
         top: &str,
@@ -205,15 +208,7 @@ impl<'s> File<'s> {
     ) {
         let path =
             |k| if top == kind { vec![Step::Key(k)] } else { vec![Step::Key("items"), Step::Index(i), Step::Key(k)] };
-        let bad = |path: &[Step<'_>], why: String| {
-            self.error(
-                Code::WrongType,
-                path,
-                why,
-                "not what kubectl prints",
-                &format!("give the output of `kubectl get {}s -o json` (a List of {kind})", kind.to_lowercase()),
-            )
-        };
+        let bad = |path: &[Step<'_>], why: String| self.not_kubectl(kind, path, why);
         match item.get("kind").and_then(Value::as_str) {
             Some(k) if k != kind => problems.push(bad(&path("kind"), format!("item {i} is a {k}, not a {kind}"))),
             _ => match T::deserialize(item) {
