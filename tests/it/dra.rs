@@ -320,10 +320,11 @@ fn template_nodes(docs: &[Value], template: &str) -> Vec<String> {
             let claims = t["spec"]["resourceClaims"].as_array().cloned().unwrap_or_default();
             if claims.iter().any(|c| c["resourceClaimTemplateName"] == template) {
                 let terms = &t["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
-                return terms[0]["matchFields"][0]["values"]
+                return terms
                     .as_array()
                     .unwrap()
                     .iter()
+                    .flat_map(|t| t["matchFields"][0]["values"].as_array().unwrap())
                     .map(|v| v.as_str().unwrap().to_string())
                     .collect();
             }

@@ -87,7 +87,7 @@ fn env<'a>(c: &'a Container, name: &str) -> Option<&'a k8s_openapi::api::core::v
 }
 
 fn pinned_to(p: &PodSpec) -> Vec<String> {
-    let term = &p
+    let terms = &p
         .affinity
         .as_ref()
         .unwrap()
@@ -97,11 +97,20 @@ fn pinned_to(p: &PodSpec) -> Vec<String> {
         .required_during_scheduling_ignored_during_execution
         .as_ref()
         .unwrap()
-        .node_selector_terms[0];
-    assert!(term.match_expressions.is_none(), "by name, not the hostname label");
-    let f = &term.match_fields.as_ref().unwrap()[0];
-    assert_eq!((f.key.as_str(), f.operator.as_str()), ("metadata.name", "In"));
-    f.values.clone().unwrap()
+        .node_selector_terms;
+    // One term per node: a node field selector takes exactly one value.
+    terms
+        .iter()
+        .map(|term| {
+            assert!(term.match_expressions.is_none(), "by name, not the hostname label");
+            let f = term.match_fields.as_ref().unwrap();
+            assert_eq!(f.len(), 1);
+            assert_eq!((f[0].key.as_str(), f[0].operator.as_str()), ("metadata.name", "In"));
+            let v = f[0].values.clone().unwrap();
+            assert_eq!(v.len(), 1, "the API refuses a node field selector of several values: {v:?}");
+            v[0].clone()
+        })
+        .collect()
 }
 
 #[test]

@@ -257,11 +257,11 @@ fn requests_of(pod: &Value) -> (u64, u64) {
 
 /// The node names a pod template is pinned to.
 fn pinned(pod: &Value) -> Vec<String> {
-    pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
-        ["matchFields"][0]["values"]
+    pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
         .as_array()
         .unwrap()
         .iter()
+        .flat_map(|t| t["matchFields"][0]["values"].as_array().unwrap())
         .map(|v| v.as_str().unwrap().to_string())
         .collect()
 }

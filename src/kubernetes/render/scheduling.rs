@@ -113,15 +113,22 @@ impl Ctx<'_, '_> {
         .into();
         Affinity {
             node_affinity: Some(NodeAffinity {
+                // One term per node: the API allows a node field selector
+                // exactly one value ("must be only one value when `operator`
+                // is 'In' or 'NotIn' for node field selector"), and terms
+                // are ORed, so a worker template pinned to two nodes needs two.
                 required_during_scheduling_ignored_during_execution: Some(NodeSelector {
-                    node_selector_terms: vec![NodeSelectorTerm {
-                        match_fields: Some(vec![NodeSelectorRequirement {
-                            key: "metadata.name".into(),
-                            operator: "In".into(),
-                            values: Some(nodes.iter().map(|n| (*n).to_string()).collect()),
-                        }]),
-                        ..NodeSelectorTerm::default()
-                    }],
+                    node_selector_terms: nodes
+                        .iter()
+                        .map(|n| NodeSelectorTerm {
+                            match_fields: Some(vec![NodeSelectorRequirement {
+                                key: "metadata.name".into(),
+                                operator: "In".into(),
+                                values: Some(vec![(*n).to_string()]),
+                            }]),
+                            ..NodeSelectorTerm::default()
+                        })
+                        .collect(),
                 }),
                 ..NodeAffinity::default()
             }),

@@ -248,7 +248,9 @@ impl Ctx<'_, '_> {
                 _ => {}
             }
         }
-        if j.nodes.len() > 1 && j.profile.engine.name == "sglang" {
+        // Every rank-taking launcher (SGLang, vLLM's multiprocessing) reads
+        // its rank from here; Ray's workers take none, and ignore it.
+        if j.nodes.len() > 1 && !j.ray {
             env.push(EnvVar {
                 name: LWS.rank.into(),
                 value_from: Some(EnvVarSource {
