@@ -18,6 +18,7 @@ mod hardening;
 mod hostile_imports;
 mod imports_never_panic;
 mod injection;
+mod kube;
 mod kubernetes;
 mod kubernetes_trust;
 mod loaders_never_panic;
