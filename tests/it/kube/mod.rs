@@ -10,13 +10,13 @@
 //! test works in a scope of its own (a namespace, and nodes named and
 //! labelled after it), so the tests share one control plane.
 
-// mod agree;
+mod agree;
 mod apply;
-// mod dra;
+mod dra;
 mod fleet;
-// mod looped;
+mod looped;
 mod real;
-// mod serve;
+mod serve;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -289,7 +289,12 @@ pub fn place(dir: &Path, catalog: &Path, fleet: &Path, extra: &[&str]) -> (PathB
     args.extend_from_slice(extra);
     let out = run(&args);
     assert!(code(&out) <= 1, "{}", transcript(&out));
-    let plan = write(dir, "plan.json", &stdout(&out));
+    // A file of its own for each plan: a test compares turns.
+    let mut n = 0;
+    while dir.join(format!("plan-{n}.json")).exists() {
+        n += 1;
+    }
+    let plan = write(dir, &format!("plan-{n}.json"), &stdout(&out));
     (plan, json(&out))
 }
 
