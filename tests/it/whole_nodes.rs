@@ -1,17 +1,13 @@
 //! Whole nodes: what a scheduler admits work on beside GPUs (CPUs,
 //! allocatable memory, taints, what pending work holds), one test for each
-//! way a plan that fit llmgw used to wait forever in the cluster, and the
-//! Kubernetes scheduler's own fit check run over what render writes.
+//! way a plan that fit llmgw used to wait forever in the cluster. The real
+//! kube-scheduler's own decisions on what render writes are tests/it/kube.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::common::*;
-
-const NODES: &str = "tests/data/kubernetes/nodes.json";
-const PODS: &str = "tests/data/kubernetes/pods.json";
 
 fn place(catalog: &Path, fleet: &Path) -> Value {
     let out = run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "--format", "json"]);
@@ -240,123 +236,8 @@ fn gpus_the_kubelet_does_not_offer_are_unhealthy_and_other_vendors_are_named() {
     assert_eq!(l4["gpu"][0]["healthy"], false, "{l4}");
 }
 
-/// A pod's requests as the scheduler counts them: (millicores, bytes).
-fn requests_of(pod: &Value) -> (u64, u64) {
-    let mut out = (0, 0);
-    for c in pod["containers"].as_array().unwrap() {
-        let r = &c["resources"]["requests"];
-        if let Some(q) = r["cpu"].as_str() {
-            out.0 += (llmgw::kubernetes::quantity::parse(q).unwrap() * 1000.0).round() as u64;
-        }
-        if let Some(q) = r["memory"].as_str() {
-            out.1 += llmgw::kubernetes::quantity::parse(q).unwrap() as u64;
-        }
-    }
-    out
-}
-
-/// The node names a pod template is pinned to.
-fn pinned(pod: &Value) -> Vec<String> {
-    pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|t| t["matchFields"][0]["values"].as_array().unwrap())
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect()
-}
-
-/// Render on a fleet imported from nodes whose allocatable is below their
-/// capacity and pods that hold memory: on every node, the rendered pods'
-/// requests plus what the pods already there request fit the node's
-/// allocatable, as the scheduler's NodeResourcesFit checks it, and every
-/// taint of the node is tolerated, as its TaintToleration checks it.
-#[test]
-fn what_render_writes_fits_every_node_as_the_scheduler_checks_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let f = d.join("fleet.json");
-    let out = run(&["inventory", "import", "kubernetes", NODES, "--pods", PODS, "-o", f.to_str().unwrap()]);
-    assert_eq!(code(&out), 0, "{}", transcript(&out));
-    let c = write(
-        d,
-        "c.toml",
-        "[[model]]\nname = \"whole\"\nreplicas = 2\n[[model.profile]]\nname = \"tp8\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\n\
-         [[model]]\nname = \"small\"\nreplicas = 3\n[[model.profile]]\nname = \"tp1\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n\
-         [[model]]\nname = \"mig\"\nreplicas = 4\nreplicas_per_node = 4\n[[model.profile]]\nname = \"1g\"\nengine = \"vllm\"\ngpu_class = \"a100-sxm4-80gb\"\nmig_profile = \"1g.10gb\"\n\
-         [[model]]\nname = \"gguf\"\nsource = \"Qwen/Qwen2.5-7B-Instruct-GGUF:Q4_K_M\"\nreplicas = 3\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n",
-    );
-    let plan_out = run(&["place", c.to_str().unwrap(), "-i", f.to_str().unwrap(), "--format", "json"]);
-    let plan_file = write(d, "plan.json", &stdout(&plan_out));
-    let plan = json(&plan_out);
-    assert!(!placed(&plan, "whole").is_empty() && !placed(&plan, "gguf").is_empty(), "{plan}");
-    let out = run(&[
-        "render",
-        "kubernetes",
-        plan_file.to_str().unwrap(),
-        "--catalog",
-        c.to_str().unwrap(),
-        "-i",
-        f.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&out), 0, "{}", transcript(&out));
-    // What already runs there: the imported pods' requests.
-    let inv: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
-    let mut used: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for n in inv["node"].as_array().unwrap() {
-        let e = used.entry(n["id"].as_str().unwrap().to_string()).or_default();
-        for a in n["allocation"].as_array().into_iter().flatten() {
-            e.0 += (a["cpus"].as_f64().unwrap_or(0.0) * 1000.0).round() as u64;
-            e.1 += a["memory_mb"].as_u64().unwrap_or(0) << 20;
-        }
-    }
-    let nodes: Value = serde_json::from_str(&std::fs::read_to_string(root().join(NODES)).unwrap()).unwrap();
-    let mut checked = 0;
-    for doc in crate::render::documents(&stdout(&out)) {
-        let pods: Vec<(&Value, Vec<String>)> = match doc["kind"].as_str() {
-            Some("Deployment") => vec![(&doc["spec"]["template"]["spec"], pinned(&doc["spec"]["template"]["spec"]))],
-            Some("LeaderWorkerSet") => ["leaderTemplate", "workerTemplate"]
-                .iter()
-                .map(|t| {
-                    let spec = &doc["spec"]["leaderWorkerTemplate"][t]["spec"];
-                    (spec, pinned(spec))
-                })
-                .collect(),
-            _ => continue,
-        };
-        for (pod, on) in pods {
-            for node in on {
-                let k =
-                    nodes["items"].as_array().unwrap().iter().find(|n| n["metadata"]["name"] == node.as_str()).unwrap();
-                // TaintToleration: every NoSchedule/NoExecute taint tolerated.
-                for t in k["spec"]["taints"].as_array().into_iter().flatten() {
-                    if !matches!(t["effect"].as_str(), Some("NoSchedule" | "NoExecute")) {
-                        continue;
-                    }
-                    let ok = pod["tolerations"].as_array().into_iter().flatten().any(|x| {
-                        x["key"] == t["key"]
-                            && (x["operator"] == "Exists" || x["value"] == t["value"])
-                            && (x["effect"].is_null() || x["effect"] == t["effect"])
-                    });
-                    assert!(ok, "a pod on {node} does not tolerate {t}: {pod}");
-                }
-                let (cpu, mem) = requests_of(pod);
-                let e = used.entry(node.clone()).or_default();
-                e.0 += cpu;
-                e.1 += mem;
-                checked += 1;
-            }
-        }
-    }
-    assert!(checked >= 5, "only {checked} pods rendered");
-    for (node, (cpu, mem)) in used {
-        let Some(k) = nodes["items"].as_array().unwrap().iter().find(|n| n["metadata"]["name"] == node.as_str()) else {
-            continue;
-        };
-        let alloc = &k["status"]["allocatable"];
-        let have_cpu = (llmgw::kubernetes::quantity::parse(alloc["cpu"].as_str().unwrap()).unwrap() * 1000.0) as u64;
-        let have_mem = llmgw::kubernetes::quantity::parse(alloc["memory"].as_str().unwrap()).unwrap() as u64;
-        assert!(cpu <= have_cpu, "{node}: pods request {cpu} mCPU, allocatable {have_cpu}");
-        assert!(mem <= have_mem, "{node}: pods request {mem} bytes, allocatable {have_mem}");
-    }
-}
+// What render writes on this fleet is bound by the real kube-scheduler, on
+// the real control plane, to exactly the planned nodes: tests/it/kube
+// (apply.rs, whose fleet is this one, and agree.rs on random fleets). The
+// re-implementation of NodeResourcesFit and TaintToleration that stood
+// here is retired: the scheduler itself now decides.
