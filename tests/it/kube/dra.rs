@@ -214,3 +214,84 @@ fn allocated_uuids(k: &Kube, scope: &Scope, pods: &[Value]) -> Uuids {
     }
     got
 }
+
+/// What NVIDIA's ComputeDomain controller and its kubelet plugin would
+/// add for a ComputeDomain: the channel claim template its pods name (a
+/// request of the default-channel class, the domain's id as the driver's
+/// opaque config) and, per node of the rack, the IMEX channel device. The
+/// scheduler then allocates the pods' channel claims itself.
+fn compute_domain_objects(k: &Kube, scope: &Scope, nodes: &[String]) {
+    let domains = k.get(&["computedomains", "-n", &scope.ns]);
+    let mut objects = Vec::new();
+    for cd in domains["items"].as_array().unwrap() {
+        let template = cd["spec"]["channel"]["resourceClaimTemplate"]["name"].as_str().unwrap();
+        objects.push(json!({
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": template, "namespace": scope.ns},
+            "spec": {"spec": {"devices": {
+                "requests": [{"name": "channel", "exactly": {"deviceClassName": "compute-domain-default-channel.nvidia.com"}}],
+                "config": [{"requests": ["channel"], "opaque": {"driver": "compute-domain.nvidia.com", "parameters": {
+                    "apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomainChannelConfig",
+                    "domainID": cd["metadata"]["uid"], "allocationMode": "Single"}}}],
+            }}},
+        }));
+    }
+    for node in nodes {
+        objects.push(json!({
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": format!("{node}-compute-domain.nvidia.com")},
+            "spec": {
+                "driver": "compute-domain.nvidia.com", "nodeName": node,
+                "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "channel-0", "attributes": {"type": {"string": "channel"}, "id": {"int": 0}}}],
+            },
+        }));
+    }
+    k.create(objects);
+}
+
+/// A replica on a GB200 NVL72 rack (its nodes share `nvidia.com/gpu.clique`)
+/// renders a ComputeDomain: the CRD accepts it, and with what NVIDIA's
+/// driver adds for it, every pod binds where planned with its channel.
+#[test]
+fn a_replica_on_an_nvlink_domain_gets_its_compute_domain_and_binds() {
+    let Some(k) = kube() else { return };
+    let scope = Scope::new(k, "nvl");
+    let mut nodes = Vec::new();
+    for n in 1..=4 {
+        let name = format!("gb200-{n:02}");
+        let mut spec = NodeSpec::nvidia(&name, "NVIDIA-GB200", 4, "189471");
+        spec.labels.push(("nvidia.com/gpu.clique", "3f2a9c1e-5b7d-4e21-9a0c-7d3b5e8f1a24.32766"));
+        spec.labels.push(("kubernetes.io/arch", "arm64"));
+        nodes.push(spec.value());
+    }
+    scope.create(nodes, vec![]);
+    let catalog = write(
+        scope.dir.path(),
+        "catalog.toml",
+        "[[model]]\nname = \"deepseek\"\nsource = \"deepseek-ai/DeepSeek-V3\"\n[[model.profile]]\nname = \"nvl\"\nengine = \"sglang\"\ngpu_class = \"gb200\"\ngpus_per_node = 4\nnodes = 2\n",
+    );
+    let fleet = scope.import(false, &[]);
+    let (plan_file, plan) = place(scope.dir.path(), &catalog, &fleet, &[]);
+    assert_eq!(plan["placements"][0]["fabric"].as_str().map(|f| f.starts_with("nvl-")), Some(true), "{plan:#}");
+    let out_dir = render(&scope, &plan_file, &catalog, &fleet, &[]);
+    let applied = scope.apply(&out_dir);
+    assert!(applied.status.success(), "{}", transcript(&applied));
+    let domains = k.get(&["computedomains", "-n", &scope.ns]);
+    assert_eq!(domains["items"].as_array().unwrap().len(), 1, "{domains:#}");
+    let rack: Vec<String> = (1..=4).map(|n| scope.node(&format!("gb200-{n:02}"))).collect();
+    compute_domain_objects(k, &scope, &rack);
+    assert_bound_as_planned(&scope, &out_dir, &plan);
+    // Every pod's channel claim was allocated on its own node.
+    let claims = k.get(&["resourceclaims", "-n", &scope.ns]);
+    let allocated: Vec<&Value> = claims["items"].as_array().unwrap().iter().collect();
+    assert_eq!(allocated.len(), 2, "{claims:#}");
+    for c in allocated {
+        let r = &c["status"]["allocation"]["devices"]["results"][0];
+        assert_eq!(
+            (r["driver"].as_str(), r["device"].as_str()),
+            (Some("compute-domain.nvidia.com"), Some("channel-0")),
+            "{c:#}"
+        );
+    }
+}
