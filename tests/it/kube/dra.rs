@@ -140,9 +140,17 @@ mig_profile = "1g.10gb"
     // The loop through the real API server: slices and the claims as the
     // scheduler allocated them, imported, are every replica running.
     let fleet = scope.import(true, &[]);
-    let (_, again) = place(scope.dir.path(), &catalog, &fleet, &[]);
+    let (again_file, again) = place(scope.dir.path(), &catalog, &fleet, &[]);
     assert_eq!(again["summary"]["placed"], 0, "{again:#}");
     assert_eq!(again["summary"]["existing"], plan["summary"]["placed"], "{again:#}");
+    // The next turn renders every object the same: a claim template cannot
+    // be changed once it exists, and the API would refuse the apply.
+    let next = render(&scope, &again_file, &catalog, &fleet, &["--devices", "dra"]);
+    let out = k.run(
+        &["diff", "--server-side", "--field-manager=llmgw-test", "-n", &scope.ns, "-f", next.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "the next turn's render differs from what runs: {}", transcript(&out));
 }
 
 type Uuids = BTreeMap<(String, u64, String), BTreeSet<String>>;
