@@ -25,6 +25,7 @@ pub mod images;
 pub mod import;
 pub mod input;
 pub mod inventory;
+pub mod kinds;
 pub mod kubernetes;
 pub mod launch;
 pub mod load;
