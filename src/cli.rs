@@ -469,9 +469,13 @@ pub struct CapacityArgs {
     #[command(flatten)]
     pub inventory: InventoryFlag,
     /// The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of
-    /// inventory synth, or like:NODE for copies of a node of the fleet
-    #[arg(long, value_name = "SHAPE", value_parser = ShapeValues { like: true })]
-    pub add: String,
+    /// inventory synth, or like:NODE for copies of a node of the fleet;
+    /// repeat to compare shapes (each gets its own answer)
+    #[arg(long, value_name = "SHAPE", required = true, value_parser = ShapeValues { like: true })]
+    pub add: Vec<String>,
+    /// Answer for this model alone: the catalog's other models left out
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
     /// The most nodes to try
     #[arg(long, value_name = "N", default_value_t = 1024)]
     pub max: u32,

@@ -431,7 +431,16 @@ fn capacity_on_the_example_fleet() {
         json(&out),
         serde_json::json!({"shape": "cpu", "fabric": null, "added": null, "wanted": 14, "placed_without": 12, "placed_with": 12,
             "left": [{"model": "llama-3.1-405b", "replica": 1, "reason": "does not have vllm installed"},
-                     {"model": "deepseek-v3", "replica": 0, "reason": "its profiles span nodes of one fabric; the added nodes are on none (give --add SHAPE@FABRIC)"}]})
+                     {"model": "deepseek-v3", "replica": 0, "reason": "its profiles span nodes of one fabric; the added nodes are on none (give --add SHAPE@FABRIC)"}],
+            // Each model alone: only deepseek-v3 does not place, and CPU
+            // nodes cannot hold it; the 405B places alone, with room.
+            "models": [
+                {"model": "llama-3.1-8b", "added": 0, "wanted": 4, "placed_without": 4},
+                {"model": "llama-3.1-70b", "added": 0, "wanted": 3, "placed_without": 3},
+                {"model": "qwen2.5-72b", "added": 0, "wanted": 2, "placed_without": 2},
+                {"model": "llama-3.1-405b", "added": 0, "wanted": 2, "placed_without": 2},
+                {"model": "deepseek-v3", "added": null, "wanted": 1, "placed_without": 0},
+                {"model": "qwen2.5-7b-gguf", "added": 0, "wanted": 2, "placed_without": 2}]})
     );
     let out = run(&["capacity", CATALOG, "-i", FLEET, "--add", "dgx-h10"]);
     assert_eq!(code(&out), 2);
