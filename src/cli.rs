@@ -159,9 +159,13 @@ pub struct LintArgs {
 pub struct NodesArgs {
     #[command(flatten)]
     pub inventory: InventoryFlag,
-    /// Only nodes carrying this label (repeat: every one of them)
-    #[arg(long, short = 'l', value_name = "KEY=VALUE")]
+    /// Only nodes carrying these labels: KEY=VALUE[,KEY=VALUE...], as
+    /// kubectl reads it (every pair must hold; repeat to add more)
+    #[arg(long, short = 'l', value_name = "KEY=VALUE,...")]
     pub selector: Vec<String>,
+    /// Also show each node's labels
+    #[arg(long, short = 'w')]
+    pub wide: bool,
     /// Output format (default: from the extension of -o, else human)
     #[arg(long, value_enum)]
     pub format: Option<OutputFormat>,

@@ -42,6 +42,7 @@ pub mod synth;
 pub mod taints;
 pub mod term;
 mod timings;
+pub mod usage;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

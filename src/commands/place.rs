@@ -1,5 +1,7 @@
 //! `place`: every replica of a catalog onto a fleet.
 
+use std::io::Write as _;
+
 use super::{fleet_inventory_with_digest, report_format};
 use crate::cli::{self, OutputFormat};
 use crate::output::Sink;
@@ -23,15 +25,32 @@ pub fn run(a: &cli::PlaceArgs) -> Outcome {
     let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options::default());
     t.lap("placement");
     let names = Names::new(&catalog, &fleet);
+    // GPUs per class after the plan: the table ends with them, and a plan
+    // written to a file says them on stderr, with the counts.
+    let classes = crate::usage::after_plan(&catalog, &inv, &plan);
+    let stranded = crate::usage::stranded(&plan);
+    let class_lines = crate::usage::after_plan_lines(&classes, stranded.as_ref()).join("\n");
     match format {
         OutputFormat::Json => report::place::json(&mut out, &names, &plan, a.rejections, Some(&inputs))?,
         OutputFormat::Human => {
             out.fit_width();
-            let text = report::place::human(&names, &plan);
+            let mut text = report::place::human(&names, &plan);
+            if !class_lines.is_empty() {
+                text.push_str(&class_lines);
+                text.push('\n');
+            }
             out.human(&text)?
         }
     }
+    let to_file = !out.is_stdout();
     out.finish()?;
+    if to_file && format != OutputFormat::Human {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{}", report::place::summary_line(&plan));
+        for line in class_lines.lines() {
+            let _ = writeln!(err, "{}", crate::term::escape(line));
+        }
+    }
     t.lap("output");
     t.report();
     Ok(if plan.summary.unplaced > 0 { Exit::No } else { Exit::Success })

@@ -211,7 +211,7 @@ fn nodes_selector_keeps_the_nodes_carrying_every_label() {
     let ids: Vec<String> =
         json(&out)["nodes"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap().to_string()).collect();
     assert_eq!(ids, ["cpu-02", "cpu-03", "gpu-a100-02", "gpu-a100-03", "gpu-h100-04", "gpu-h100-05", "gpu-h100-06"]);
-    let out = run(&["nodes", "-i", "examples/fleet.toml", "-l", "zone=b", "-l", "role=cpu"]);
+    let out = run(&["nodes", "-i", "examples/fleet.toml", "-l", "zone=b", "-l", "role=cpu", "--wide"]);
     assert!(stdout(&out).ends_with("\n2 of 13 nodes\n"), "{}", transcript(&out));
     assert!(stdout(&out).contains("role=cpu"), "{}", transcript(&out));
     let out = run(&["nodes", "-i", "examples/fleet.toml", "--selector", "zone"]);
