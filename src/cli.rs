@@ -52,6 +52,8 @@ pub enum Command {
     Capacity(CapacityArgs),
     /// What changed between two plans (place --format json): exit 1 if any placement differs
     Diff(DiffArgs),
+    /// Draw a plan on its fleet: one self-contained HTML page, a cell per GPU
+    Map(MapArgs),
     /// Print shell completions
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per command into a folder
@@ -71,6 +73,15 @@ pub enum OutputFormat {
     #[default]
     Human,
     Json,
+}
+
+/// What `place` writes.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlaceFormat {
+    Human,
+    Json,
+    /// The map of the plan on its fleet (as `llmgw map` draws it)
+    Html,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,9 +113,23 @@ pub struct PlaceArgs {
     pub rejections: crate::report::place::Rejections,
     /// Output format (default: from the extension of -o, else human)
     #[arg(long, value_enum)]
-    pub format: Option<OutputFormat>,
+    pub format: Option<PlaceFormat>,
     /// Write the output to this file (atomically) instead of stdout; a .json
-    /// name means --format json
+    /// name means --format json, a .html name --format html. The summary
+    /// is printed on stderr
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct MapArgs {
+    /// The plan: what `place --format json` printed (`-`: stdin)
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+    /// The inventory the plan was made on (repeat to merge several)
+    #[arg(long = "inventory", short = 'i', value_name = "FILE", required = true)]
+    pub inventory: Vec<PathBuf>,
+    /// Write the page to this file (atomically) instead of stdout
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }

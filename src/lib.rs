@@ -29,6 +29,7 @@ pub mod kinds;
 pub mod kubernetes;
 pub mod launch;
 pub mod load;
+pub mod map;
 pub mod output;
 pub mod placement;
 pub mod plan;

@@ -4,6 +4,7 @@
 mod amd;
 mod amplify;
 mod architecture;
+mod browser;
 mod cli;
 mod common;
 mod diagnostics;
@@ -21,6 +22,7 @@ mod injection;
 mod kubernetes;
 mod kubernetes_trust;
 mod loaders_never_panic;
+mod map;
 mod newcomer;
 mod openapi;
 mod policy;
