@@ -41,4 +41,5 @@ mod slurm_loop;
 mod slurm_trust;
 mod slurm_whole_nodes;
 mod synth;
+mod used;
 mod whole_nodes;
