@@ -46,6 +46,9 @@ _llmgw() {
             llmgw,man)
                 cmd="llmgw__subcmd__man"
                 ;;
+            llmgw,map)
+                cmd="llmgw__subcmd__map"
+                ;;
             llmgw,nodes)
                 cmd="llmgw__subcmd__nodes"
                 ;;
@@ -84,6 +87,9 @@ _llmgw() {
                 ;;
             llmgw__subcmd__help,man)
                 cmd="llmgw__subcmd__help__subcmd__man"
+                ;;
+            llmgw__subcmd__help,map)
+                cmd="llmgw__subcmd__help__subcmd__map"
                 ;;
             llmgw__subcmd__help,nodes)
                 cmd="llmgw__subcmd__help__subcmd__nodes"
@@ -188,7 +194,7 @@ _llmgw() {
 
     case "${cmd}" in
         llmgw)
-            opts="-h -V --color --max-input-bytes --help --version discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help"
+            opts="-h -V --color --max-input-bytes --help --version discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -210,7 +216,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__capacity)
-            opts="-i -o -h -V --inventory --add --max --format --output --color --max-input-bytes --help --version"
+            opts="-i -o -h -V --inventory --add --model --max --format --output --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -226,6 +232,10 @@ _llmgw() {
                     ;;
                 --add)
                     COMPREPLY=($(compgen -W "dgx-h100 hgx-a100 l40s-pcie pcie-a100-pairs cpu like:NODE" -- "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --max)
@@ -454,7 +464,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__help)
-            opts="discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help"
+            opts="discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -664,6 +674,20 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__help__subcmd__man)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        llmgw__subcmd__help__subcmd__map)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1201,8 +1225,46 @@ _llmgw() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        llmgw__subcmd__map)
+            opts="-i -o -h -V --inventory --output --color --max-input-bytes --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --inventory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-input-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         llmgw__subcmd__nodes)
-            opts="-i -l -o -h -V --inventory --selector --format --output --color --max-input-bytes --help --version"
+            opts="-i -l -w -o -h -V --inventory --selector --wide --format --output --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1271,7 +1333,7 @@ _llmgw() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json html" -- "${cur}"))
                     return 0
                     ;;
                 --output)

@@ -34,6 +34,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand render 'Write what runs a plan where it was placed'
             cand capacity 'How many nodes of a shape to add so that every replica places'
             cand diff 'What changed between two plans (place --format json): exit 1 if any placement differs'
+            cand map 'Draw a plan on its fleet: one self-contained HTML page, a cell per GPU'
             cand completions 'Print shell completions'
             cand man 'Print the man page, or write one page per command into a folder'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -58,8 +59,8 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
             cand --rejections 'In JSON, why each unplaced replica was left out: grouped reasons, the full per-node list, or none (closest misses are always given)'
             cand --format 'Output format (default: from the extension of -o, else human)'
-            cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
-            cand --output 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
+            cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json, a .html name --format html. The summary is printed on stderr'
+            cand --output 'Write the output to this file (atomically) instead of stdout; a .json name means --format json, a .html name --format html. The summary is printed on stderr'
             cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
             cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help (see more with ''--help'')'
@@ -113,13 +114,15 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;nodes'= {
             cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
             cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
-            cand -l 'Only nodes carrying this label (repeat: every one of them)'
-            cand --selector 'Only nodes carrying this label (repeat: every one of them)'
+            cand -l 'Only nodes carrying these labels: KEY=VALUE[,KEY=VALUE...], as kubectl reads it (every pair must hold; repeat to add more)'
+            cand --selector 'Only nodes carrying these labels: KEY=VALUE[,KEY=VALUE...], as kubectl reads it (every pair must hold; repeat to add more)'
             cand --format 'Output format (default: from the extension of -o, else human)'
             cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
             cand --output 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
             cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
             cand --max-input-bytes 'Refuse an input file larger than this many bytes'
+            cand -w 'Also show each node''s labels'
+            cand --wide 'Also show each node''s labels'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -314,7 +317,8 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;capacity'= {
             cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
             cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
-            cand --add 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth, or like:NODE for copies of a node of the fleet'
+            cand --add 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth, or like:NODE for copies of a node of the fleet; repeat to compare shapes (each gets its own answer)'
+            cand --model 'Answer for this model alone: the catalog''s other models left out'
             cand --max 'The most nodes to try'
             cand --format 'Output format (default: from the extension of -o, else human)'
             cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
@@ -330,6 +334,18 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand --format 'Output format (default: from the extension of -o, else human)'
             cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
             cand --output 'Write the output to this file (atomically) instead of stdout; a .json name means --format json'
+            cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
+            cand --max-input-bytes 'Refuse an input file larger than this many bytes'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'llmgw;map'= {
+            cand -i 'The inventory the plan was made on (repeat to merge several)'
+            cand --inventory 'The inventory the plan was made on (repeat to merge several)'
+            cand -o 'Write the page to this file (atomically) instead of stdout'
+            cand --output 'Write the page to this file (atomically) instead of stdout'
             cand --color 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb'
             cand --max-input-bytes 'Refuse an input file larger than this many bytes'
             cand -h 'Print help'
@@ -365,6 +381,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand render 'Write what runs a plan where it was placed'
             cand capacity 'How many nodes of a shape to add so that every replica places'
             cand diff 'What changed between two plans (place --format json): exit 1 if any placement differs'
+            cand map 'Draw a plan on its fleet: one self-contained HTML page, a cell per GPU'
             cand completions 'Print shell completions'
             cand man 'Print the man page, or write one page per command into a folder'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -409,6 +426,8 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;help;capacity'= {
         }
         &'llmgw;help;diff'= {
+        }
+        &'llmgw;help;map'= {
         }
         &'llmgw;help;completions'= {
         }

@@ -40,6 +40,7 @@ complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "inventory" -d 'Work wit
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "render" -d 'Write what runs a plan where it was placed'
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "capacity" -d 'How many nodes of a shape to add so that every replica places'
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "diff" -d 'What changed between two plans (place --format json): exit 1 if any placement differs'
+complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "map" -d 'Draw a plan on its fleet: one self-contained HTML page, a cell per GPU'
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "completions" -d 'Print shell completions'
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "man" -d 'Print the man page, or write one page per command into a folder'
 complete -c llmgw -n "__fish_llmgw_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -63,8 +64,9 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l rejections -d 'In 
 full\t'`rejections`: every rejection, node by node, in the order tried'
 none\t'Neither; `closest` only'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
-json\t''"
-complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s o -l output -d 'Write the output to this file (atomically) instead of stdout; a .json name means --format json' -r -F
+json\t''
+html\t'The map of the plan on its fleet (as `llmgw map` draws it)'"
+complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s o -l output -d 'Write the output to this file (atomically) instead of stdout; a .json name means --format json, a .html name --format html. The summary is printed on stderr' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -107,7 +109,7 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -l max-input-b
 complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand engine-check" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s l -l selector -d 'Only nodes carrying this label (repeat: every one of them)' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s l -l selector -d 'Only nodes carrying these labels: KEY=VALUE[,KEY=VALUE...], as kubectl reads it (every pair must hold; repeat to add more)' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s o -l output -d 'Write the output to this file (atomically) instead of stdout; a .json name means --format json' -r -F
@@ -115,6 +117,7 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -l color -d 'When to 
 always\t''
 never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s w -l wide -d 'Also show each node\'s labels'
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand nodes" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand inventory; and not __fish_seen_subcommand_from merge synth import help" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
@@ -226,12 +229,13 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subc
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from help" -f -a "slurm" -d 'Slurm batch scripts: one sbatch script per replica, on exactly its planned nodes'
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
-complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l add -d 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth, or like:NODE for copies of a node of the fleet' -r -f -a "dgx-h100\t'8 x NVIDIA H100 80GB HBM3 on NVSwitch, 8 HCAs'
+complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l add -d 'The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of inventory synth, or like:NODE for copies of a node of the fleet; repeat to compare shapes (each gets its own answer)' -r -f -a "dgx-h100\t'8 x NVIDIA H100 80GB HBM3 on NVSwitch, 8 HCAs'
 hgx-a100\t'8 x NVIDIA A100-SXM4-80GB on NVSwitch, 4 HCAs'
 l40s-pcie\t'4 x NVIDIA L40S, PCIe only, 1 HCA'
 pcie-a100-pairs\t'4 x NVIDIA A100 80GB PCIe in NVLink pairs, 1 HCA'
 cpu\t'CPU only'
 like:NODE\t'copies of a node of the fleet (hardware, engines, labels)'"
+complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l model -d 'Answer for this model alone: the catalog\'s other models left out' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l max -d 'The most nodes to try' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"
@@ -251,6 +255,14 @@ never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand diff" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand diff" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand diff" -s V -l version -d 'Print version'
+complete -c llmgw -n "__fish_llmgw_using_subcommand map" -s i -l inventory -d 'The inventory the plan was made on (repeat to merge several)' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand map" -s o -l output -d 'Write the page to this file (atomically) instead of stdout' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand map" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c llmgw -n "__fish_llmgw_using_subcommand map" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand map" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand map" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand completions" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -264,19 +276,20 @@ never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand man" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand man" -s h -l help -d 'Print help'
 complete -c llmgw -n "__fish_llmgw_using_subcommand man" -s V -l version -d 'Print version'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "discover" -d 'Inspect this machine and print a one-node inventory'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "place" -d 'Place every replica a catalog asks for'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "explain-placement" -d 'Show, candidate by candidate, why each replica of one model went where it did'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "lint" -d 'Check catalogs for CI: every problem at once, each with its source span'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "engine-check" -d 'Find engines on PATH and run their version commands, safely'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "nodes" -d 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "inventory" -d 'Work with inventory files'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "render" -d 'Write what runs a plan where it was placed'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "capacity" -d 'How many nodes of a shape to add so that every replica places'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "diff" -d 'What changed between two plans (place --format json): exit 1 if any placement differs'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "completions" -d 'Print shell completions'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "man" -d 'Print the man page, or write one page per command into a folder'
-complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help" -f -a "discover" -d 'Inspect this machine and print a one-node inventory'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help" -f -a "place" -d 'Place every replica a catalog asks for'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help" -f -a "explain-placement" -d 'Show, candidate by candidate, why each replica of one model went where it did'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help" -f -a "lint" -d 'Check catalogs for CI: every problem at once, each with its source span'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help" -f -a "engine-check" -d 'Find engines on PATH and run their version commands, safely'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help" -f -a "nodes" -d 'One row per node: state, free GPUs by class, fabrics, engines, memory, disk'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help" -f -a "inventory" -d 'Work with inventory files'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help" -f -a "render" -d 'Write what runs a plan where it was placed'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help" -f -a "capacity" -d 'How many nodes of a shape to add so that every replica places'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help" -f -a "diff" -d 'What changed between two plans (place --format json): exit 1 if any placement differs'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help" -f -a "map" -d 'Draw a plan on its fleet: one self-contained HTML page, a cell per GPU'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help" -f -a "completions" -d 'Print shell completions'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help" -f -a "man" -d 'Print the man page, or write one page per command into a folder'
+complete -c llmgw -n "__fish_llmgw_using_subcommand help; and not __fish_seen_subcommand_from discover place explain-placement lint engine-check nodes inventory render capacity diff map completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "merge" -d 'Join node snapshots into one inventory'
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "synth" -d 'Write a synthetic fleet inventory for capacity planning'
 complete -c llmgw -n "__fish_llmgw_using_subcommand help; and __fish_seen_subcommand_from inventory" -f -a "import" -d 'An inventory from a scheduler\'s view of the fleet'

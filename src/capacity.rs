@@ -3,6 +3,8 @@
 //! planning with more and more nodes added, doubling then bisecting, and
 //! checked both ways: N nodes place every replica, N - 1 do not.
 
+pub mod alone;
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;

@@ -52,6 +52,8 @@ pub enum Command {
     Capacity(CapacityArgs),
     /// What changed between two plans (place --format json): exit 1 if any placement differs
     Diff(DiffArgs),
+    /// Draw a plan on its fleet: one self-contained HTML page, a cell per GPU
+    Map(MapArgs),
     /// Print shell completions
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per command into a folder
@@ -71,6 +73,15 @@ pub enum OutputFormat {
     #[default]
     Human,
     Json,
+}
+
+/// What `place` writes.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlaceFormat {
+    Human,
+    Json,
+    /// The map of the plan on its fleet (as `llmgw map` draws it)
+    Html,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,9 +113,23 @@ pub struct PlaceArgs {
     pub rejections: crate::report::place::Rejections,
     /// Output format (default: from the extension of -o, else human)
     #[arg(long, value_enum)]
-    pub format: Option<OutputFormat>,
+    pub format: Option<PlaceFormat>,
     /// Write the output to this file (atomically) instead of stdout; a .json
-    /// name means --format json
+    /// name means --format json, a .html name --format html. The summary
+    /// is printed on stderr
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct MapArgs {
+    /// The plan: what `place --format json` printed (`-`: stdin)
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+    /// The inventory the plan was made on (repeat to merge several)
+    #[arg(long = "inventory", short = 'i', value_name = "FILE", required = true)]
+    pub inventory: Vec<PathBuf>,
+    /// Write the page to this file (atomically) instead of stdout
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
@@ -159,9 +184,13 @@ pub struct LintArgs {
 pub struct NodesArgs {
     #[command(flatten)]
     pub inventory: InventoryFlag,
-    /// Only nodes carrying this label (repeat: every one of them)
-    #[arg(long, short = 'l', value_name = "KEY=VALUE")]
+    /// Only nodes carrying these labels: KEY=VALUE[,KEY=VALUE...], as
+    /// kubectl reads it (every pair must hold; repeat to add more)
+    #[arg(long, short = 'l', value_name = "KEY=VALUE,...")]
     pub selector: Vec<String>,
+    /// Also show each node's labels
+    #[arg(long, short = 'w')]
+    pub wide: bool,
     /// Output format (default: from the extension of -o, else human)
     #[arg(long, value_enum)]
     pub format: Option<OutputFormat>,
@@ -469,9 +498,13 @@ pub struct CapacityArgs {
     #[command(flatten)]
     pub inventory: InventoryFlag,
     /// The nodes to add: SHAPE[@FABRIC][,key=value...] with a shape of
-    /// inventory synth, or like:NODE for copies of a node of the fleet
-    #[arg(long, value_name = "SHAPE", value_parser = ShapeValues { like: true })]
-    pub add: String,
+    /// inventory synth, or like:NODE for copies of a node of the fleet;
+    /// repeat to compare shapes (each gets its own answer)
+    #[arg(long, value_name = "SHAPE", required = true, value_parser = ShapeValues { like: true })]
+    pub add: Vec<String>,
+    /// Answer for this model alone: the catalog's other models left out
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
     /// The most nodes to try
     #[arg(long, value_name = "N", default_value_t = 1024)]
     pub max: u32,

@@ -133,6 +133,7 @@ codes! {
     JobOnUnknownNode => "llmgw::slurm::job-on-unknown-node", "a job on a node the node list lacks";
     PendingWithoutNode => "llmgw::slurm::pending-without-node", "a pending llmgw job that names no node, so it cannot be counted";
     TooLarge => "llmgw::io::too-large", "an input file over the size ceiling (--max-input-bytes)";
+    WrongKind => "llmgw::input::wrong-kind", "a file of another kind than the command reads: a Kubernetes or Slurm listing to import first, a catalog for an inventory";
     IncompletePool => "llmgw::kubernetes::incomplete-pool", "a DRA pool whose slices are not all in the file, so its node keeps the GPUs its labels give";
     SlicesDisagree => "llmgw::kubernetes::slices-disagree", "GPU labels that disagree with the GPUs a node's ResourceSlices publish";
     SliceUnknownNode => "llmgw::kubernetes::slice-unknown-node", "ResourceSlices or claims of a node the node list lacks";

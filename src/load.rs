@@ -15,15 +15,26 @@ pub use crate::input::read;
 pub fn inventory_file(src: &Source) -> Result<Vec<inventory::Node>, Vec<Diag>> {
     match inventory::load_fast(src) {
         Some(nodes) => Ok(nodes),
-        None => inventory::load_spanned(src),
+        None => spanned_inventory(src),
     }
 }
 
-/// A catalog with no errors, or every error it has.
+/// The spanned loader; a file that is plainly something else (a
+/// Kubernetes or Slurm listing, a catalog) says so and what to run.
+fn spanned_inventory(src: &Source) -> Result<Vec<inventory::Node>, Vec<Diag>> {
+    inventory::load_spanned(src)
+        .map_err(|d| crate::kinds::wrong(src, &crate::kinds::Kind::Inventory).map_or(d, |w| vec![w]))
+}
+
+/// A catalog with no errors, or every error it has (one, saying what the
+/// file is, when it is plainly no catalog).
 pub fn catalog(path: &Path) -> Result<Catalog, Vec<Diag>> {
     let src = read(path).map_err(|d| vec![d])?;
     let (cat, diags) = catalog::check(&src);
-    cat.ok_or_else(|| diags.into_iter().filter(Diag::is_error).collect())
+    cat.ok_or_else(|| match crate::kinds::wrong(&src, &crate::kinds::Kind::Catalog) {
+        Some(w) => vec![w],
+        None => diags.into_iter().filter(Diag::is_error).collect(),
+    })
 }
 
 /// Several inventory files, read in parallel (each exactly once) and merged;
@@ -66,7 +77,7 @@ pub fn inventories_with_digest(paths: &[impl AsRef<Path> + Sync]) -> Result<(Inv
             return Ok((inv, digest));
         }
     }
-    let spanned: Vec<Result<Vec<inventory::Node>, Vec<Diag>>> = srcs.par_iter().map(inventory::load_spanned).collect();
+    let spanned: Vec<Result<Vec<inventory::Node>, Vec<Diag>>> = srcs.par_iter().map(spanned_inventory).collect();
     let mut files = Vec::with_capacity(spanned.len());
     for r in spanned {
         match r {

@@ -162,6 +162,10 @@ const HELP: &str = "give the JSON that `llmgw place --format json` prints (any -
 /// Reads a plan. Keys llmgw does not need (reasons, pools, the summary)
 /// are passed over; a replica listed twice is an error at both places.
 pub fn read(src: &Source) -> Result<Plan, Vec<Diag>> {
+    read_plan(src).map_err(|d| crate::kinds::wrong(src, &crate::kinds::Kind::Plan).map_or(d, |w| vec![w]))
+}
+
+fn read_plan(src: &Source) -> Result<Plan, Vec<Diag>> {
     let root = doc::parse(src.text(), doc::Format::Json).map_err(|e| {
         vec![
             Diag::error(Code::Syntax, format!("{} is not a plan: {}", src.name(), e.message))

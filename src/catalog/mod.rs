@@ -19,13 +19,13 @@ use values::{
     selector_entries,
 };
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Catalog {
     pub src: Source,
     pub models: Vec<Model>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Model {
     pub name: String,
     pub name_span: Span,

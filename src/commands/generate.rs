@@ -51,7 +51,20 @@ fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
         "llmgw-engine-check" => {
             &[("Ask vLLM and SGLang for their versions:", "llmgw engine-check vllm sglang --timeout 5")]
         }
-        "llmgw-nodes" => &[("The nodes in zone a:", "llmgw nodes -i examples/fleet.toml --selector zone=a")],
+        "llmgw-nodes" => &[
+            ("The nodes in zone a:", "llmgw nodes -i examples/fleet.toml --selector zone=a"),
+            (
+                "The CPU nodes of zone b, with their labels:",
+                "llmgw nodes -i examples/fleet.toml -l zone=b,role=cpu --wide",
+            ),
+        ],
+        "llmgw-map" => &[
+            (
+                "Draw a plan on its fleet:",
+                "llmgw place catalog/fleet.toml -i examples/fleet.toml -o plan.json; llmgw map plan.json -i examples/fleet.toml -o map.html",
+            ),
+            ("Place and draw at once:", "llmgw place catalog/fleet.toml -i examples/fleet.toml -o plan.html"),
+        ],
         "llmgw-discover" => &[
             ("This machine as an inventory file:", "llmgw discover -o /var/lib/llmgw/node.toml"),
             ("With another node config:", "llmgw discover --config node.toml --format json"),
@@ -63,10 +76,16 @@ fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
             "A synthetic fleet of 128 DGX H100s on two fabrics:",
             "llmgw inventory synth dgx-h100:64@ib-east dgx-h100:64@ib-west --load 0.3 -o fleet.json",
         )],
-        "llmgw-capacity" => &[(
-            "How many DGX H100s on ib-east would place the whole catalog:",
-            "llmgw capacity catalog/fleet.toml -i examples/fleet.toml --add dgx-h100@ib-east",
-        )],
+        "llmgw-capacity" => &[
+            (
+                "How many DGX H100s on ib-east would place the whole catalog:",
+                "llmgw capacity catalog/fleet.toml -i examples/fleet.toml --add dgx-h100@ib-east",
+            ),
+            (
+                "Two shapes compared, for one model alone:",
+                "llmgw capacity catalog/fleet.toml -i examples/fleet.toml --add dgx-h100@ib-east --add hgx-a100@ib-west --model deepseek-v3",
+            ),
+        ],
         "llmgw-diff" => {
             &[("What a catalog change moves (exit 1 when a placement differs):", "llmgw diff before.json after.json")]
         }
@@ -108,11 +127,12 @@ fn exit_status(page: &str) -> Vec<(&'static str, &'static str)> {
             ),
         ),
         "llmgw-capacity" => (
-            "A number of added nodes up to --max places every replica (0 when nothing needs adding).",
+            "For every shape, a number of added nodes up to --max places every replica (0 when nothing needs adding).",
             Some(
-                "Even --max added nodes leave a replica unplaced, or no added node could hold any profile of the replicas left unplaced.",
+                "For some shape, even --max added nodes leave a replica unplaced, or no added node could hold any profile of the replicas left unplaced.",
             ),
         ),
+        "llmgw-map" => ("The page was written.", None),
         "llmgw-diff" => (
             "No placement differs between the two plans.",
             Some("Some replica moved, was placed, unplaced or removed."),

@@ -11,6 +11,7 @@ mod explain;
 pub mod generate;
 mod inventory;
 mod lint;
+mod map;
 mod nodes;
 mod place;
 mod render;
@@ -38,6 +39,7 @@ pub fn dispatch(command: Command) -> Outcome {
         Command::Inventory(InventoryCommand::Import(cli::ImportCommand::Slurm(a))) => inventory::import_slurm(&a),
         Command::Diff(a) => diff::run(&a),
         Command::Capacity(a) => capacity::run(&a),
+        Command::Map(a) => map::run(&a),
         Command::Render(cli::RenderCommand::Kubernetes(a)) => render::kubernetes(&a),
         Command::Render(cli::RenderCommand::Slurm(a)) => render::slurm(&a),
         Command::Completions(a) => generate::completions_command(&a),

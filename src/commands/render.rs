@@ -104,7 +104,8 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
             }
         }
     }
-    finish("kubernetes", &target, || r.stream(), || r.files(), &keep, &r.endpoints, &a.common)
+    let unplaced = &inp.plan.unplaced;
+    finish("kubernetes", &target, || r.stream(), || r.files(), &keep, &r.endpoints, &a.common, unplaced)
 }
 
 /// Who submitted the jobs `scancel --name` is to cancel, as a shell word:
@@ -166,7 +167,7 @@ pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
         }
         Ok(files)
     };
-    finish("slurm", &target, stream, files, &keep, &r.endpoints, &a.common)
+    finish("slurm", &target, stream, files, &keep, &r.endpoints, &a.common, &inp.plan.unplaced)
 }
 
 /// The file names of running replicas that were not rendered: their files
@@ -179,6 +180,7 @@ fn kept(r: &Resolved<'_>, names: impl Fn(&[&crate::plan::Entry]) -> Vec<String>)
     all.iter().zip(named).filter(|(e, _)| skipped.contains(&std::ptr::from_ref(**e))).map(|(_, n)| n).collect()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn finish(
     kind: &str,
     target: &Target,
@@ -187,6 +189,7 @@ fn finish(
     keep: &[String],
     endpoints: &[Endpoint<'_>],
     a: &cli::RenderArgs,
+    unplaced: &[crate::plan::Unplaced],
 ) -> Outcome {
     // Everything is rendered before anything is written.
     let (text, files) = match target {
@@ -222,11 +225,15 @@ fn finish(
                         .help("write the endpoints again: render the same plan into the same folder (it changes no file) with --endpoints")
                 })?;
             }
-            print(&report_text(dir, &files, &report, a.format == Some(cli::OutputFormat::Json)))
+            print(&report_text(dir, &files, &report, unplaced, a.format == Some(cli::OutputFormat::Json)))
         }
         (_, Some(text), _) => {
             if let Some((_, sink)) = endpoints {
                 sink.finish()?;
+            }
+            // The manifests go to stdout; what the plan left out, beside them.
+            if let Some(line) = unplaced_line(unplaced) {
+                eprintln!("{}", crate::term::escape(&line));
             }
             print(&text)
         }
@@ -234,10 +241,26 @@ fn finish(
     }
 }
 
-/// One line per file (`new`, `changed`, `unchanged`, `removed`), or the
-/// same as `{"files": [{"path", "status", "model", "replica"}]}`.
-fn report_text(dir: &std::path::Path, files: &[File], report: &out::Report, json: bool) -> String {
+/// Past this many files, the report gives totals instead of a line each.
+const LINES: usize = 50;
+
+/// One line per file (`new`, `changed`, `unchanged`, `removed`), or past
+/// 50 files the totals; then the replicas the plan left unplaced. As JSON:
+/// `{"files": [{"path", "status", "model", "replica"}], "totals": {...},
+/// "unplaced": [{"model", "replica", "through"}]}`.
+fn report_text(
+    dir: &std::path::Path,
+    files: &[File],
+    report: &out::Report,
+    unplaced: &[crate::plan::Unplaced],
+    json: bool,
+) -> String {
     let path = |name: &str| dir.join(name).display().to_string();
+    let mut totals = [0usize; 4];
+    for (_, status) in report {
+        totals[*status as usize] += 1;
+    }
+    let statuses = [out::Status::New, out::Status::Changed, out::Status::Unchanged, out::Status::Removed];
     if json {
         let by_name: std::collections::HashMap<&str, &File> = files.iter().map(|f| (f.name.as_str(), f)).collect();
         let list: Vec<serde_json::Value> = report
@@ -252,16 +275,67 @@ fn report_text(dir: &std::path::Path, files: &[File], report: &out::Report, json
                 })
             })
             .collect();
-        let mut s = serde_json::to_string_pretty(&serde_json::json!({ "files": list })).unwrap_or_default();
+        let totals: serde_json::Map<String, serde_json::Value> =
+            statuses.iter().map(|s| (s.as_str().to_string(), totals[*s as usize].into())).collect();
+        let left: Vec<serde_json::Value> = unplaced
+            .iter()
+            .map(|u| {
+                let mut v = serde_json::json!({"model": u.model, "replica": u.replica});
+                if u.through != u.replica {
+                    v["through"] = u.through.into();
+                }
+                v
+            })
+            .collect();
+        let doc = serde_json::json!({ "files": list, "totals": totals, "unplaced": left });
+        let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
         s.push('\n');
         return s;
     }
     let mut s = String::new();
-    for (name, status) in report {
-        let why = if *status == out::Status::Removed { " (no longer in the plan)" } else { "" };
-        let _ = writeln!(s, "{} {}{why}", status.as_str(), crate::term::escape(&path(name)));
+    if report.len() <= LINES {
+        for (name, status) in report {
+            let why = if *status == out::Status::Removed { " (no longer in the plan)" } else { "" };
+            let _ = writeln!(s, "{} {}{why}", status.as_str(), crate::term::escape(&path(name)));
+        }
+    } else {
+        let parts: Vec<String> =
+            statuses.iter().map(|st| format!("{} {}", totals[*st as usize], st.as_str())).collect();
+        let _ = writeln!(
+            s,
+            "{} files in {}: {} (--format json lists each)",
+            report.len(),
+            crate::term::escape(&dir.display().to_string()),
+            parts.join(", ")
+        );
+    }
+    if let Some(line) = unplaced_line(unplaced) {
+        let _ = writeln!(s, "{}", crate::term::escape(&line));
     }
     s
+}
+
+/// "the plan leaves 3 replicas unplaced: llama-3.1-405b replicas 1-2,
+/// deepseek-v3 replica 0"; `None` when it places every one.
+fn unplaced_line(unplaced: &[crate::plan::Unplaced]) -> Option<String> {
+    const SHOWN: usize = 10;
+    if unplaced.is_empty() {
+        return None;
+    }
+    let count: u64 = unplaced.iter().map(|u| u64::from(u.through - u.replica) + 1).sum();
+    let mut runs: Vec<String> = unplaced
+        .iter()
+        .take(SHOWN)
+        .map(|u| match u.through == u.replica {
+            true => format!("{} replica {}", u.model, u.replica),
+            false => format!("{} replicas {}-{}", u.model, u.replica, u.through),
+        })
+        .collect();
+    if unplaced.len() > SHOWN {
+        runs.push(format!("and {} more runs", unplaced.len() - SHOWN));
+    }
+    let noun = if count == 1 { "replica" } else { "replicas" };
+    Some(format!("the plan leaves {count} {noun} unplaced, not rendered: {}", runs.join(", ")))
 }
 
 fn print(text: &str) -> Outcome {

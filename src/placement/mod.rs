@@ -20,6 +20,7 @@
 mod fast;
 mod memory;
 mod reference;
+mod rejections;
 mod state;
 
 use std::sync::Arc;
@@ -28,6 +29,7 @@ use crate::catalog::{Catalog, Model, Profile};
 use crate::inventory::{Inventory, State};
 
 pub use memory::{NEED_FACTOR, Need, USABLE, need, parallel as memory_parallel, split as memory_split};
+pub use rejections::Rejections;
 pub use state::{Fleet, millis};
 
 /// Where a rejection happened: which pool of which profile.
@@ -199,7 +201,7 @@ pub struct Attempt {
     /// for the same reasons, so one attempt answers for all of them.
     pub through: u32,
     pub placement: Option<Placement>,
-    pub rejections: Vec<Rejection>,
+    pub rejections: Rejections,
     pub tallies: Vec<PoolTally>,
 }
 
@@ -243,11 +245,15 @@ pub struct Options {
     pub mode: Mode,
     /// Explain this model (index into the catalog) and stop after it.
     pub explain: Option<usize>,
+    /// Explain only this replica of it (and the unplaced run it is in):
+    /// the replicas before it are placed as `place` places them, and
+    /// nothing after it is decided.
+    pub explain_only: Option<u32>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { mode: Mode::Fast, explain: None }
+        Options { mode: Mode::Fast, explain: None, explain_only: None }
     }
 }
 
@@ -338,14 +344,18 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
                 run_on(&mut attempts, replica);
                 continue;
             }
-            let placement = if explaining || opts.mode == Mode::Reference {
+            // The literal path for each replica explained; with one asked
+            // for, the others as `place` decides them (the tests hold the
+            // two paths to one answer), so 1,500 replicas cost one record.
+            let literal = explaining && opts.explain_only.is_none_or(|r| r == replica);
+            let placement = if literal || opts.mode == Mode::Reference {
                 let attempt = reference::attempt(&fleet, &compiled, &order, mi as u32, replica);
                 if explaining {
                     attempts.push(attempt.clone());
                 }
                 match attempt.placement {
                     Some(p) => Ok(p),
-                    None => Err(Why { rejections: attempt.rejections, tallies: attempt.tallies }),
+                    None => Err(Why { rejections: attempt.rejections.to_vec(), tallies: attempt.tallies }),
                 }
             } else {
                 let index = fast.as_mut().expect("fast mode has an index");
@@ -354,7 +364,12 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
                     // Why it failed is asked only now, of the literal path.
                     None => {
                         let a = reference::attempt(&fleet, &compiled, &order, mi as u32, replica);
-                        Err(Why { rejections: a.rejections, tallies: a.tallies })
+                        // An unplaced run explained starts here, whichever
+                        // replica of it was asked about.
+                        if explaining {
+                            attempts.push(a.clone());
+                        }
+                        Err(Why { rejections: a.rejections.to_vec(), tallies: a.tallies })
                     }
                 }
             };
@@ -373,6 +388,9 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
                     summary.unplaced += 1;
                     decisions.push(Decision::Unplaced { model: mi as u32, replica, why });
                 }
+            }
+            if explaining && opts.explain_only == Some(replica) {
+                break;
             }
         }
         if explaining {

@@ -8,7 +8,8 @@ use super::{Assign, Attempt, Placement, Pool, PoolTally, Reason, Rejection, rank
 /// One replica, profile by profile in `order`, recording every rejection and
 /// how many nodes qualified in each pool.
 pub fn attempt(fleet: &Fleet<'_>, compiled: &[Compiled<'_>], order: &[u32], model: u32, replica: u32) -> Attempt {
-    let mut out = Attempt { replica, through: replica, placement: None, rejections: Vec::new(), tallies: Vec::new() };
+    let mut out =
+        Attempt { replica, through: replica, placement: None, rejections: Default::default(), tallies: Vec::new() };
     for &pi in order {
         let p = &compiled[pi as usize];
         let found = if p.profile.nodes <= 1 { single(fleet, p, pi, &mut out) } else { multi(fleet, p, pi, &mut out) };
@@ -81,32 +82,30 @@ fn candidates(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, pool: Pool, out: &mu
     cands
 }
 
-/// Moves nodes holding the weights to the front, keeping every other order.
-fn weights_first(fleet: &Fleet<'_>, p: &Compiled<'_>, cands: &mut [(u32, u32)]) {
-    if p.holders.is_empty() {
-        return;
-    }
-    cands.sort_by_key(|c| !fleet.holds(c.0, p));
+/// The node a single-node replica goes to: ordered by `rank`, then the
+/// nodes holding the weights moved to the front (keeping that order), the
+/// first. Only the first is ever taken, so it is looked for, not sorted
+/// for: an explained model of 1,500 replicas sorted 10,000 nodes each time.
+fn first<K: Ord>(fleet: &Fleet<'_>, p: &Compiled<'_>, cands: &[(u32, u32)], rank: impl Fn(&(u32, u32)) -> K) -> u32 {
+    let holders = !p.holders.is_empty();
+    cands.iter().min_by_key(|c| (holders && !fleet.holds(c.0, p), rank(c))).expect("candidates").0
 }
 
 fn single(fleet: &Fleet<'_>, p: &Compiled<'_>, pi: u32, out: &mut Attempt) -> Option<(Option<u32>, Vec<Assign>)> {
-    let mut cands = candidates(fleet, p, pi, Pool::Single, out);
+    let cands = candidates(fleet, p, pi, Pool::Single, out);
     if cands.is_empty() {
         return None;
     }
     if p.profile.cpu_only() {
         // Nothing to pack, so spread: two CPU replicas on one machine fight
         // over the same cores, and no GPU allocation stops them.
-        cands.sort_by_key(|c| rank::spread(fleet.allocs[c.0 as usize], c.0));
-        weights_first(fleet, p, &mut cands);
-        return Some((None, vec![fleet.assign(cands[0].0, p, Vec::new(), Vec::new())]));
+        let node = first(fleet, p, &cands, |c| rank::spread(fleet.allocs[c.0 as usize], c.0));
+        return Some((None, vec![fleet.assign(node, p, Vec::new(), Vec::new())]));
     }
     // Best fit: the fullest node that still fits keeps whole nodes free for
     // models that cannot be split. Weights beat packing: moving tens of
     // gigabytes costs more than an imperfectly packed node.
-    cands.sort_by_key(|c| rank::best_fit(c.1, c.0));
-    weights_first(fleet, p, &mut cands);
-    let node = cands[0].0;
+    let node = first(fleet, p, &cands, |c| rank::best_fit(c.1, c.0));
     if p.profile.mig_profile.is_some() {
         // The lowest (GPU, MIG index) of the node's free devices.
         let (gpu, mig) = fleet.free_migs(node, p)[0];

@@ -1,22 +1,41 @@
-//! `capacity` output: one sentence, or `{"shape", "fabric", "added",
-//! "wanted", "placed_without", "placed_with"}`.
+//! `capacity` output: a sentence per shape, or per shape `{"shape",
+//! "fabric", "added", "wanted", "placed_without", "placed_with", "models"}`
+//! (one object for one `--add`, an array of them for several).
 
 use std::fmt::Write as _;
 
-use crate::capacity::Answer;
+use serde::Serialize;
 
-pub fn json<W: std::io::Write>(out: W, a: &Answer) -> std::io::Result<()> {
-    super::write_json(out, a)
+use crate::capacity::Answer;
+use crate::capacity::alone::ModelAnswer;
+
+/// One shape's answer, and each model's alone.
+#[derive(Serialize)]
+pub struct ShapeAnswer {
+    #[serde(flatten)]
+    pub answer: Answer,
+    pub models: Vec<ModelAnswer>,
 }
 
-pub fn human(a: &Answer, max: u32) -> String {
-    let mut text = sentence(a, max);
-    for l in &a.left {
-        let which = match l.through {
-            Some(t) => format!("replicas {}-{t}", l.replica),
-            None => format!("replica {}", l.replica),
-        };
-        let _ = writeln!(text, "  {} {which}: {}", l.model, l.reason);
+pub fn json<W: std::io::Write>(out: W, answers: &[ShapeAnswer]) -> std::io::Result<()> {
+    match answers {
+        [one] => super::write_json(out, one),
+        many => super::write_json(out, &many),
+    }
+}
+
+pub fn human(answers: &[ShapeAnswer], max: u32) -> String {
+    let mut text = String::new();
+    for s in answers {
+        let a = &s.answer;
+        text.push_str(&sentence(a, max));
+        for l in &a.left {
+            let which = match l.through {
+                Some(t) => format!("replicas {}-{t}", l.replica),
+                None => format!("replica {}", l.replica),
+            };
+            let _ = writeln!(text, "  {} {which}: {}", l.model, l.reason);
+        }
     }
     text
 }

@@ -3,18 +3,10 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
-
-use super::{Names, PlacementJson, RejectionJson};
+use super::Names;
 use std::collections::HashMap;
 
 use crate::placement::{Attempt, Decision, Plan, PoolTally, Reason};
-
-#[derive(Serialize)]
-struct ExplainDoc<'a> {
-    model: &'a str,
-    replicas: Vec<ReplicaJson<'a>>,
-}
 
 /// For each replica placed with a profile after others failed: the
 /// nearest nodes of the profiles that failed, with what this plan put on
@@ -32,7 +24,7 @@ fn fallbacks<'a>(names: &Names<'a>, plan: &Plan, model: u32) -> HashMap<u32, Vec
         if failed.is_empty() {
             return;
         }
-        let closest = super::reasons::closest_of(names, model, &a.rejections, &failed, so_far);
+        let closest = super::reasons::closest_of(names, model, &a.rejections.to_vec(), &failed, so_far);
         if closest.iter().any(|c| !c.nearest.is_empty()) {
             out.insert(p.replica, closest);
         }
@@ -40,34 +32,10 @@ fn fallbacks<'a>(names: &Names<'a>, plan: &Plan, model: u32) -> HashMap<u32, Vec
     out
 }
 
-#[derive(Serialize)]
-struct ReplicaJson<'a> {
-    replica: u32,
-    /// The last replica of a run of unplaced ones explained alike; absent
-    /// for one replica.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    through: Option<u32>,
-    placement: Option<PlacementJson<'a>>,
-    rejections: Vec<RejectionJson<'a>>,
-    /// The same rejections grouped by reason within each profile and pool.
-    reasons: Vec<super::reasons::ReasonGroup<'a>>,
-}
-
+/// `{"model", "replicas": [{"replica", "through"?, "placement",
+/// "rejections", "reasons"}]}` (docs/placement.md), replica by replica.
 pub fn json<W: std::io::Write>(out: W, names: &Names<'_>, model: u32, attempts: &[&Attempt]) -> std::io::Result<()> {
-    let doc = ExplainDoc {
-        model: &names.model(model).name,
-        replicas: attempts
-            .iter()
-            .map(|a| ReplicaJson {
-                replica: a.replica,
-                through: (a.through > a.replica).then_some(a.through),
-                placement: a.placement.as_ref().map(|p| names.placement_json(p)),
-                rejections: a.rejections.iter().map(|r| names.rejection_json(model, r)).collect(),
-                reasons: super::reasons::grouped(names, model, &a.rejections),
-            })
-            .collect(),
-    };
-    super::write_json(out, &doc)
+    super::explain_json::write(out, names, model, attempts)
 }
 
 /// Which rule picked the winner among the nodes that qualified.
@@ -156,7 +124,8 @@ pub fn human(names: &Names<'_>, plan: &Plan, model: u32, attempts: &[&Attempt], 
         if a.rejections.is_empty() && a.tallies.is_empty() {
             let _ = writeln!(out, "  no profile to try");
         }
-        for line in super::place::summary_lines(names, model, &a.rejections, Some(&a.tallies)) {
+        let rejections = a.rejections.to_vec();
+        for line in super::place::summary_lines(names, model, &rejections, Some(&a.tallies)) {
             let _ = writeln!(out, "  {line}");
         }
         for line in memory_lines(names, model, a) {
@@ -171,7 +140,7 @@ pub fn human(names: &Names<'_>, plan: &Plan, model: u32, attempts: &[&Attempt], 
         }
         if verbose && !a.rejections.is_empty() {
             let _ = writeln!(out, "  every rejection, in the order tried:");
-            for r in &a.rejections {
+            for r in &rejections {
                 let j = names.rejection_json(model, r);
                 let at = match (j.pool.is_empty(), j.node.is_empty()) {
                     (true, true) => "-".to_string(),

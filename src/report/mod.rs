@@ -6,6 +6,7 @@ pub mod diagnostics;
 pub mod diff;
 pub mod engine_check;
 pub mod explain;
+mod explain_json;
 pub mod lint;
 pub mod nodes;
 pub mod place;
@@ -397,6 +398,16 @@ pub fn table(header: &[&str]) -> Table {
     t
 }
 
+/// Writes `value` as it would appear nested `depth` levels deep in a
+/// document `write_json` writes: the same bytes, for writers that lay
+/// out the rest of a document themselves.
+pub fn write_json_at<W: std::io::Write, T: Serialize>(out: &mut W, value: &T, depth: usize) -> std::io::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(out, pretty::Pretty::at(depth));
+    value
+        .serialize(&mut ser)
+        .map_err(|e| std::io::Error::new(e.io_error_kind().unwrap_or(std::io::ErrorKind::Other), e))
+}
+
 /// Writes a JSON document followed by a newline.
 pub fn write_json<W: std::io::Write, T: Serialize>(out: W, value: &T) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
@@ -428,6 +439,11 @@ mod pretty {
     }
 
     impl Pretty {
+        /// As the formatter is `depth` levels into a document.
+        pub fn at(depth: usize) -> Pretty {
+            Pretty { depth, has_value: false }
+        }
+
         /// A line break (after a comma unless `first`) and the indentation.
         fn line<W: ?Sized + Write>(&self, w: &mut W, first: bool) -> io::Result<()> {
             let spaces = 2 * self.depth;

@@ -348,13 +348,15 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
             nodes.join(", "),
         );
     }
-    let sum = &plan.summary;
-    let _ = writeln!(
-        out,
-        "\n{} wanted, {} existing, {} placed, {} unplaced",
-        sum.wanted, sum.existing, sum.placed, sum.unplaced
-    );
+    let _ = writeln!(out, "\n{}", summary_line(plan));
     out
+}
+
+/// "14 wanted, 3 existing, 9 placed, 2 unplaced": the table's last count,
+/// and what `place -o FILE` says on stderr.
+pub fn summary_line(plan: &Plan) -> String {
+    let sum = &plan.summary;
+    format!("{} wanted, {} existing, {} placed, {} unplaced", sum.wanted, sum.existing, sum.placed, sum.unplaced)
 }
 
 /// Where the replicas that already run are: one line per model.
@@ -429,7 +431,7 @@ pub(super) fn closest_lines(closest: &[Closest<'_>]) -> Vec<String> {
 }
 
 /// Ascending indices as runs: "0, 3-78".
-fn runs(indices: &[u32]) -> String {
+pub(super) fn runs(indices: &[u32]) -> String {
     let mut parts = Vec::new();
     let mut i = 0;
     while i < indices.len() {
@@ -474,6 +476,16 @@ pub fn summary_lines(
             add_group(&mut groups, tally.profile, tally.pool);
         }
     }
+    // Whether a node has GPUs of the profile's class, by the fleet's class
+    // ids: asked of nearly every rejection, and an explained model has
+    // millions.
+    let has_hardware = |n: u32, prof: &crate::catalog::Profile| match (&prof.mig_profile, &prof.gpu_class) {
+        (None, Some(class)) => match names.fleet.classes.binary_search(&class.as_str()) {
+            Ok(c) => names.fleet.free[n as usize].iter().any(|e| e.0 == c as u32),
+            Err(_) => false,
+        },
+        _ => super::reasons::has_hardware(names.fleet.node(n), prof),
+    };
     for r in rejections {
         // A fabric's pool is about the nodes on that fabric: a cordoned node
         // elsewhere is rejected there too (state comes first), but not counted.
@@ -487,8 +499,8 @@ pub fn summary_lines(
         match r.node {
             Some(n) => {
                 let prof = names.profile(model, r.profile);
-                let absent = matches!(r.reason, Reason::Gpus { free: 0 } | Reason::Mig { free: 0 })
-                    && !super::reasons::has_hardware(names.fleet.node(n), prof);
+                let absent =
+                    matches!(r.reason, Reason::Gpus { free: 0 } | Reason::Mig { free: 0 }) && !has_hardware(n, prof);
                 match g.reasons.iter_mut().find(|(key, _)| *key == (r.reason, absent)) {
                     Some((_, nodes)) => nodes.push(n),
                     None => g.reasons.push(((r.reason, absent), vec![n])),

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::Names;
 use crate::catalog::Profile;
 use crate::inventory::Node;
-use crate::placement::{Decision, Placement, Pool, PoolTally, Reason, Rejection, Why};
+use crate::placement::{Decision, Placement, Pool, PoolTally, Reason, Rejection, Rejections, Why};
 
 /// One reason within one profile and pool, and the nodes it applies to.
 #[derive(Serialize)]
@@ -33,34 +33,45 @@ impl PartialEq for ReasonGroup<'_> {
 /// per distinct reason, most nodes first, ties by first occurrence. The
 /// counts of a pool add up to the rejections recorded for it.
 pub fn grouped<'a>(names: &'a Names<'_>, model: u32, rejections: &[Rejection]) -> Vec<ReasonGroup<'a>> {
-    // Per (profile, pool) in the order tried: each reason and its nodes.
-    type ByReason = Vec<(Reason, Vec<Option<u32>>)>;
-    let mut pools: Vec<(u32, Pool, ByReason)> = Vec::new();
-    // Indexed: a node on thousands of fabrics makes thousands of pools.
-    let mut index: std::collections::HashMap<(u32, Pool), usize> = std::collections::HashMap::new();
-    for r in rejections {
-        let i = *index.entry((r.profile, r.pool)).or_insert_with(|| {
-            pools.push((r.profile, r.pool, Vec::new()));
-            pools.len() - 1
-        });
-        let reasons = &mut pools[i].2;
-        match reasons.iter_mut().find(|(reason, _)| *reason == r.reason) {
-            Some((_, nodes)) => nodes.push(r.node),
-            None => reasons.push((r.reason, vec![r.node])),
+    grouped_of(names, model, &rejections.iter().cloned().collect())
+}
+
+/// `grouped`, of rejections kept compact: their distinct (profile, pool,
+/// reason)s are the groups already, in the order first recorded, so no
+/// rejection is hashed (an explained model has millions).
+pub fn grouped_of<'a>(names: &'a Names<'_>, model: u32, rejections: &Rejections) -> Vec<ReasonGroup<'a>> {
+    let kinds = rejections.kinds();
+    let mut nodes: Vec<Vec<u32>> = vec![Vec::new(); kinds.len()];
+    let mut counts = vec![0usize; kinds.len()];
+    for (node, k) in rejections.entries() {
+        counts[k] += 1;
+        if let Some(n) = node {
+            nodes[k].push(n);
         }
     }
-    let mut out = Vec::new();
-    for (profile, pool, mut reasons) in pools {
+    // Per (profile, pool), in the order first tried: its kinds, in order.
+    let mut pools: Vec<((u32, Pool), Vec<usize>)> = Vec::new();
+    let mut index: HashMap<(u32, Pool), usize> = HashMap::new();
+    for (k, &(profile, pool, _)) in kinds.iter().enumerate() {
+        let i = *index.entry((profile, pool)).or_insert_with(|| {
+            pools.push(((profile, pool), Vec::new()));
+            pools.len() - 1
+        });
+        pools[i].1.push(k);
+    }
+    let mut out = Vec::with_capacity(kinds.len());
+    for ((profile, pool), mut ks) in pools {
         // Stable: equal counts keep their first occurrence's order.
-        reasons.sort_by_key(|(_, nodes)| std::cmp::Reverse(nodes.len()));
+        ks.sort_by_key(|&k| std::cmp::Reverse(counts[k]));
         let prof = names.profile(model, profile);
-        for (reason, nodes) in reasons {
+        let pool_name = names.pool(pool, prof);
+        for k in ks {
             out.push(ReasonGroup {
                 profile: &prof.name,
-                pool: names.pool(pool, prof),
-                reason: names.reason(reason, prof),
-                count: nodes.len(),
-                nodes: nodes.iter().flatten().map(|&n| names.node_json(n)).collect(),
+                pool: pool_name.clone(),
+                reason: names.reason(kinds[k].2, prof),
+                count: counts[k],
+                nodes: nodes[k].iter().map(|&n| names.node_json(n)).collect(),
             });
         }
     }

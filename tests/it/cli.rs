@@ -211,7 +211,7 @@ fn nodes_selector_keeps_the_nodes_carrying_every_label() {
     let ids: Vec<String> =
         json(&out)["nodes"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap().to_string()).collect();
     assert_eq!(ids, ["cpu-02", "cpu-03", "gpu-a100-02", "gpu-a100-03", "gpu-h100-04", "gpu-h100-05", "gpu-h100-06"]);
-    let out = run(&["nodes", "-i", "examples/fleet.toml", "-l", "zone=b", "-l", "role=cpu"]);
+    let out = run(&["nodes", "-i", "examples/fleet.toml", "-l", "zone=b", "-l", "role=cpu", "--wide"]);
     assert!(stdout(&out).ends_with("\n2 of 13 nodes\n"), "{}", transcript(&out));
     assert!(stdout(&out).contains("role=cpu"), "{}", transcript(&out));
     let out = run(&["nodes", "-i", "examples/fleet.toml", "--selector", "zone"]);
@@ -431,7 +431,16 @@ fn capacity_on_the_example_fleet() {
         json(&out),
         serde_json::json!({"shape": "cpu", "fabric": null, "added": null, "wanted": 14, "placed_without": 12, "placed_with": 12,
             "left": [{"model": "llama-3.1-405b", "replica": 1, "reason": "does not have vllm installed"},
-                     {"model": "deepseek-v3", "replica": 0, "reason": "its profiles span nodes of one fabric; the added nodes are on none (give --add SHAPE@FABRIC)"}]})
+                     {"model": "deepseek-v3", "replica": 0, "reason": "its profiles span nodes of one fabric; the added nodes are on none (give --add SHAPE@FABRIC)"}],
+            // Each model alone: only deepseek-v3 does not place, and CPU
+            // nodes cannot hold it; the 405B places alone, with room.
+            "models": [
+                {"model": "llama-3.1-8b", "added": 0, "wanted": 4, "placed_without": 4},
+                {"model": "llama-3.1-70b", "added": 0, "wanted": 3, "placed_without": 3},
+                {"model": "qwen2.5-72b", "added": 0, "wanted": 2, "placed_without": 2},
+                {"model": "llama-3.1-405b", "added": 0, "wanted": 2, "placed_without": 2},
+                {"model": "deepseek-v3", "added": null, "wanted": 1, "placed_without": 0},
+                {"model": "qwen2.5-7b-gguf", "added": 0, "wanted": 2, "placed_without": 2}]})
     );
     let out = run(&["capacity", CATALOG, "-i", FLEET, "--add", "dgx-h10"]);
     assert_eq!(code(&out), 2);

@@ -389,7 +389,8 @@ fn capacity_answers_at_once_when_no_added_node_could_help() {
     assert_eq!(
         v,
         json!({"shape": "dgx-h100", "fabric": null, "added": null, "wanted": 1000000, "placed_without": 0, "placed_with": 0,
-               "left": [{"model": "b", "replica": 0, "through": 999_999, "reason": "has 0 free b200 GPUs, needs 1"}]})
+               "left": [{"model": "b", "replica": 0, "through": 999_999, "reason": "has 0 free b200 GPUs, needs 1"}],
+               "models": [{"model": "b", "added": null, "wanted": 1000000, "placed_without": 0}]})
     );
 }
 

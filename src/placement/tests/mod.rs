@@ -360,7 +360,20 @@ fn explain_agrees(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError> {
                     }
                     _ => None,
                 });
-                prop_assert_eq!(rej, Some(&a.rejections));
+                prop_assert_eq!(rej, Some(&a.rejections.to_vec()));
+            }
+        }
+        // One replica asked about: the same attempt as when all are.
+        for a in &ex.attempts {
+            for r in a.replica..=a.through {
+                let one = plan(cat, inv, Options { explain: Some(mi), explain_only: Some(r), ..Options::default() });
+                let at = one.attempts.iter().find(|x| (x.replica..=x.through).contains(&r));
+                prop_assert!(at.is_some(), "replica {} explained alone has no attempt", r);
+                let at = at.unwrap();
+                prop_assert_eq!(
+                    (&at.placement, &at.rejections, &at.tallies),
+                    (&a.placement, &a.rejections, &a.tallies)
+                );
             }
         }
     }
