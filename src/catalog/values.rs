@@ -188,6 +188,36 @@ pub(super) fn engine_spans(dec: &mut Decoder, engine: &engines::Engine, nodes: u
     false
 }
 
+/// `launcher = "ray"` across nodes runs `ray start` in the image: one that
+/// ships no Ray (every default image: vLLM's stopped shipping it) fails
+/// at start-up, in every pod, so it is refused here, naming the image.
+pub(super) fn ray_in_image(
+    dec: &mut Decoder,
+    engine: &engines::Engine,
+    nodes: u32,
+    cpu_only: bool,
+    serving: &super::Serving,
+) -> bool {
+    if serving.launcher.as_deref() != Some("ray") || nodes <= 1 || engine.name != "vllm" {
+        return true;
+    }
+    let image = serving.image.as_deref().unwrap_or_else(|| crate::images::default_image(engine.name, !cpu_only));
+    if crate::images::ships_ray(image) != Some(false) {
+        return true;
+    }
+    dec.error(
+        Code::RayNotInImage,
+        serving.launcher_span,
+        format!("launcher = \"ray\" runs `ray start` in {image}, which ships no Ray"),
+        "no Ray in the image",
+        Some(format!(
+            "drop `launcher` (vLLM 0.11.1 and later start across nodes without Ray), or give the profile an `image` with Ray installed (`pip install 'ray[cgraph]'`: pipeline parallelism across nodes needs Ray's compiled graphs){}",
+            if serving.image.is_none() { "; this profile names no image, so it runs the default one" } else { "" }
+        )),
+    );
+    false
+}
+
 /// `kubernetes = { priority_class, service_account, image_pull_secrets,
 /// labels, annotations }`.
 pub(super) fn kubernetes_knobs(dec: &mut Decoder, n: &doc::Node<'_>) -> Option<super::KubernetesKnobs> {

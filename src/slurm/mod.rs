@@ -34,8 +34,7 @@ pub struct Settings {
     pub jobs_user: String,
 }
 
-/// The user running llmgw, as `$USER` or `$LOGNAME` name them, else the
-/// numeric uid.
+/// The user running llmgw, as `$USER` or `$LOGNAME` name them, else the numeric uid.
 pub fn running_user() -> String {
     ["USER", "LOGNAME"]
         .iter()
@@ -152,6 +151,7 @@ fn node(input: &Input<'_>, i: usize, r: &Record, settings: &Settings, warnings: 
     if let Some(t) = &g.first_type {
         labels.insert("slurm/gres-type".to_string(), t.clone());
     }
+    labels.extend(r.arch_label());
     // What `render slurm` asks for to get a MIG device of a profile.
     for (profile, ty) in &g.mig_types {
         labels.insert(format!("slurm/mig-gres-type.{profile}"), ty.clone());
