@@ -1,12 +1,14 @@
 """Holds command lines to an engine's own argument parser (tests/it/engines.rs).
 
 Run with the python of an environment that has the engine installed
-(`.ci/engines vllm|sglang` makes one). Reads one JSON list a line on
-standard input, each the argv of one start as the pod or job runs it,
-program first: `["vllm", "serve", ...]` or
-`["python3", "-m", "sglang.launch_server", ...]`. Writes one JSON object a
-line: `{"ok": true, "args": {...}}` with what the engine read, or
-`{"ok": false, "code": N, "error": "..."}` with what it said.
+(`.ci/engines vllm|sglang` makes one). Reads one JSON object a line on
+standard input, `{"argv": [...], "ray": false}`: the argv of one start as
+the pod or job runs it, program first (`["vllm", "serve", ...]` or
+`["python3", "-m", "sglang.launch_server", ...]`), and whether Ray is
+installed where it runs (the default images have none; nor has this
+environment). Writes one JSON object a line: `{"ok": true, "args": {...}}`
+with what the engine read, or `{"ok": false, "code": N, "error": "..."}`
+with what it said.
 
 Nothing is imitated: vLLM's own `vllm` entry point (`vllm.entrypoints.cli.main`)
 builds its parser, parses and runs the serve command's own checks
@@ -44,7 +46,7 @@ def shown(ns):
     return {k: getattr(ns, k) for k in SHOWN if hasattr(ns, k)}
 
 
-def vllm(argv):
+def vllm(argv, ray):
     import vllm.entrypoints.cli.serve as serve
     from vllm.entrypoints.cli.main import main
 
@@ -59,10 +61,11 @@ def vllm(argv):
         args = p.ns
     else:
         raise SystemExit("vllm: nothing was served (no subcommand?)")
-    if args.distributed_executor_backend != "ray":
+    if args.distributed_executor_backend != "ray" or not ray:
         # The checks of vLLM's ParallelConfig that need no model (nnodes,
-        # node_rank, backend). Over Ray it would import Ray, which the image
-        # that runs it must have: that is checked where the image is known.
+        # node_rank, backend). Over Ray it imports Ray: where Ray is not
+        # installed (the default image, this environment) that fails, as it
+        # fails in the pod; where it is, only the parse is checked.
         from vllm.config import ParallelConfig
 
         ParallelConfig(
@@ -77,7 +80,7 @@ def vllm(argv):
     return shown(args)
 
 
-def sglang(argv):
+def sglang(argv, ray):
     if argv[1:3] != ["-m", "sglang.launch_server"]:
         raise SystemExit("sglang: not `python3 -m sglang.launch_server`: %r" % argv[:3])
     from sglang.srt.server_args import prepare_server_args
@@ -92,11 +95,11 @@ def main():
     for line in sys.stdin:
         if not line.strip():
             continue
-        argv = json.loads(line)
+        start = json.loads(line)
         err = io.StringIO()
         try:
             with contextlib.redirect_stderr(err), contextlib.redirect_stdout(err):
-                args = parse(argv)
+                args = parse(start["argv"], start.get("ray", False))
             out = {"ok": True, "args": args}
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1

@@ -11,6 +11,7 @@ mod discovery;
 mod docs;
 mod dra;
 mod engine_check;
+mod engines;
 mod fit;
 mod gateway;
 mod generated;

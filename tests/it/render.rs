@@ -158,7 +158,8 @@ fn kubernetes_objects_serve_as_the_engines_document() {
         let caps = c.security_context.as_ref().unwrap().capabilities.as_ref().unwrap();
         assert_eq!(caps.add.as_deref(), Some(&["IPC_LOCK".to_string()][..]));
         let hca = env(c, "NCCL_IB_HCA").unwrap().value.as_deref().unwrap();
-        assert_eq!(hca, "mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7");
+        // Exact names (`=`): a bare list is prefixes, mlx5_1 would also be mlx5_10.
+        assert_eq!(hca, "=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7");
         // All of the node's CPUs (8 of 8 GPUs), no memory reported by synth? It reports it.
         let req = c.resources.as_ref().unwrap().requests.as_ref().unwrap();
         assert_eq!(req["cpu"].0, "224");

@@ -444,7 +444,7 @@ fn discovered_cache_paths_reach_the_engines_and_exist() {
     let catalog = write(
         dir.path(),
         "c.toml",
-        "[[model]]\nname = \"llama\"\nsource = \"meta-llama/Llama-3.1-8B-Instruct\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n\
+        "[[model]]\nname = \"llama\"\nsource = \"meta-llama/Llama-3.1-8B-Instruct\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\nmemory_gb = 1\n\
          [[model]]\nname = \"qwen\"\nsource = \"Qwen/Qwen2.5-7B-Instruct-GGUF\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n",
     );
     let plan = dir.path().join("plan.json");

@@ -146,10 +146,26 @@ def main(argv, argv0=("python3", "-m", "sglang.launch_server")):
             return core.serve_http(record, PROG, net, host, port, app,
                                    f"sglang stand-in: rank {rank}/{nnodes} joined {dist}; dummy health server")
     app = core.App(record, lambda: [served], "sglang")
-    app.routes[("GET", "/health_generate")] = lambda _: (200, "")
+    # /health and /health_generate are one handler that generates a token
+    # and checks, at 1 s steps, whether the scheduler answered: never
+    # sooner than a second (python/sglang/srt/entrypoints/http_server.py,
+    # `health_generate`; SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION is on by
+    # default). A probe that waits one second fails.
+    app.routes[("GET", "/health")] = health_generate
+    app.routes[("GET", "/health_generate")] = health_generate
     app.routes[("GET", "/get_model_info")] = lambda _: (200, {"model_path": a.model_path, "is_generation": True})
     app.routes[("GET", "/get_server_info")] = lambda _: (200, {"tp_size": tp, "nnodes": nnodes, "node_rank": rank})
     return core.serve_http(record, PROG, net, host, port, app, f"sglang stand-in: serving {served}")
+
+
+def health_generate(_):
+    time.sleep(HEALTH_SECONDS)
+    return 200, ""
+
+
+# How long the leader's /health takes: its first check, 1 s after sending
+# the generation, plus the time to generate one token.
+HEALTH_SECONDS = float(os.environ.get("STANDIN_SGLANG_HEALTH_SECONDS", "1.2"))
 
 
 def hello(rank, nnodes, tp, pp):
