@@ -294,7 +294,7 @@ fn slurm_asks_gres_as_for_any_gpu_and_leaves_the_visible_devices_to_slurm() {
     let scripts: Vec<&str> = text.split("#!/bin/bash").filter(|s| !s.trim().is_empty()).collect();
     assert_eq!(scripts.len(), 3, "{text}");
     for s in scripts {
-        let amd = s.contains("amd-instinct-mi300x-oam");
+        let amd = s.contains("--nodelist=mi300x");
         let image = if amd { "vllm/vllm-openai-rocm:v0.29.0" } else { "lmsysorg/sglang:v0.5.20-cu130" };
         assert!(s.contains(&format!("--container-image={image}")), "{s}");
         // Not imported from Slurm: no gres type llmgw could know (its class

@@ -172,7 +172,9 @@ fn kubernetes_objects_serve_as_the_engines_document() {
     // Weights from the hub: the optional token Secret and a cache on the node.
     let token = env(lc, "HF_TOKEN").unwrap().value_from.as_ref().unwrap().secret_key_ref.as_ref().unwrap();
     assert_eq!((token.name.as_str(), token.key.as_str(), token.optional), ("llmgw-hf-token", "token", Some(true)));
-    assert_eq!(env(lc, "HF_HOME").unwrap().value.as_deref(), Some("/var/cache/llmgw/huggingface"));
+    // On the disk the nodes report (and placement checked), not on the root
+    // file system.
+    assert_eq!(env(lc, "HF_HOME").unwrap().value.as_deref(), Some("/models/.cache/huggingface"));
 
     // MIG vLLM: a Deployment, Recreate, pinned by name, on its own port.
     let mig: Deployment = serde_json::from_value(docs[1].clone()).unwrap();
