@@ -34,6 +34,7 @@ mod render_turns;
 mod scenarios;
 mod serve;
 mod serving_two;
+mod serving_three;
 mod slurm;
 mod slurm_jobs;
 mod slurm_loop;
