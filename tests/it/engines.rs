@@ -354,12 +354,12 @@ fn every_vllm_and_sglang_start_is_one_the_engines_own_parser_takes() {
     // such an install has); under pyxis the default image's.
     all.extend(starts(d, &catalog, &fleet, "slurm", &[], true));
     all.extend(starts(d, &catalog, &fleet, "slurm", &["--container", "pyxis"], false));
-    // NCCL reads the adapters as exact names only after a `=`.
-    let hcas: Vec<&String> = all.iter().filter_map(|s| s.env.get("NCCL_IB_HCA")).collect();
-    assert!(!hcas.is_empty() && hcas.iter().all(|h| h.starts_with("=mlx5_")), "{hcas:?}");
     let ray_starts = all.iter().filter(|s| s.argv.iter().any(|a| a == "ray")).count();
     assert!(ray_starts > 0, "the bare Slurm job of the nodes' vLLM 0.6.3 starts over Ray");
     let read = hold_to_parsers(&all);
+    // NCCL reads the adapters as exact names only after a `=`.
+    let hcas: Vec<&String> = all.iter().filter_map(|s| s.env.get("NCCL_IB_HCA")).collect();
+    assert!(!hcas.is_empty() && hcas.iter().all(|h| h.starts_with("=mlx5_")), "{hcas:?}");
     if read.is_empty() {
         return;
     }
