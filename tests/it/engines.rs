@@ -510,3 +510,47 @@ fn every_llama_server_flag_is_one_its_release_lists() {
     assert!(e.argv.windows(2).any(|w| w == ["--ctx-size", "16384"]), "{:?}", e.argv);
     assert!(e.argv.windows(2).any(|w| w == ["--parallel", "2"]), "{:?}", e.argv);
 }
+
+/// The stand-ins are held to the same parsers: every flag they take is
+/// one the engine's parser has, so a flag the engine refuses is refused
+/// by its stand-in too (tests/standins/README.md).
+#[test]
+fn the_stand_ins_take_no_flag_the_engines_parsers_lack() {
+    let probes = [
+        (
+            "vllm",
+            "from vllm.utils.argparse_utils import FlexibleArgumentParser\n\
+             from vllm.entrypoints.launchers.cli_args import make_arg_parser\n\
+             real = {o for a in make_arg_parser(FlexibleArgumentParser())._actions for o in a.option_strings}\n\
+             import standin.vllm as s\n\
+             mine = set(s.VALUE_FLAGS) | set(s.BOOL_FLAGS) | set(s.SHORT) - {'-O'}\n",
+        ),
+        (
+            "sglang",
+            "import argparse\nfrom sglang.srt.server_args import ServerArgs\n\
+             p = argparse.ArgumentParser(); ServerArgs.add_cli_args(p)\n\
+             real = {o for a in p._actions for o in a.option_strings}\n\
+             import standin.sglang as s\n\
+             mine = set(s.VALUE) | set(s.FLAGS) | {a for v in s.ALIASES.values() for a in v}\n",
+        ),
+    ];
+    for (engine, code_) in probes {
+        let Some(python) = engine_python(engine) else { continue };
+        let out = Command::new(&python)
+            .arg("-c")
+            // The stand-ins' package after the engine's own: their `vllm`
+            // and `sglang` packages would hide the real ones.
+            .arg(format!(
+                "import sys\nsys.path.append({:?})\n{code_}print('extra:', ' '.join(sorted(mine - real)))",
+                root().join("tests/standins/python").display().to_string()
+            ))
+            .env("VLLM_TARGET_DEVICE", "cpu")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{engine}: {}", String::from_utf8_lossy(&out.stderr));
+        // vLLM logs to standard output too: the answer is its own line.
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let extra = text.lines().find_map(|l| l.strip_prefix("extra:")).unwrap_or("(no answer)").trim().to_string();
+        assert!(extra.is_empty(), "the {engine} stand-in takes flags {engine} refuses: {extra}");
+    }
+}

@@ -48,13 +48,13 @@ VALUE = {
     "--reasoning-parser": str, "--tool-call-parser": str, "--data-parallel-size": int,
     "--load-balance-method": str, "--dist-init-addr": str, "--nnodes": int, "--node-rank": int,
     "--json-model-override-args": str, "--attention-backend": str, "--sampling-backend": str,
-    "--grammar-backend": str, "--cuda-graph-max-bs": int, "--speculative-algorithm": str,
+    "--grammar-backend": str, "--speculative-algorithm": str,
     "--speculative-draft-model-path": str, "--speculative-num-steps": int,
     "--speculative-eagle-topk": int, "--speculative-num-draft-tokens": int,
     "--expert-parallel-size": int, "--ep-num-redundant-experts": int, "--moe-a2a-backend": str,
     "--decode-log-interval": int, "--max-loras-per-batch": int, "--max-lora-rank": int,
     "--tokenizer-worker-num": int, "--cpu-offload-gb": int, "--config": str, "--prefill-attention-backend": str,
-    "--decode-attention-backend": str, "--moe-runner-backend": str, "--enable-hierarchical-cache-size": str,
+    "--decode-attention-backend": str, "--moe-runner-backend": str,
 }
 ALIASES = {
     "--model-path": ["--model"],
@@ -71,7 +71,7 @@ FLAGS = """
 --enable-p2p-check --disable-overlap-schedule --enable-mixed-chunk --disable-custom-all-reduce
 --enable-lora --enable-deterministic-inference --enable-two-batch-overlap --enable-eplb
 --disable-shared-experts-fusion --enable-priority-scheduling --grpc-mode --enable-fp32-lm-head
---enable-trace --enable-hierarchical-cache --disable-chunked-prefix-cache --enable-nan-detection
+--enable-trace --enable-hierarchical-cache --disable-chunked-prefix-cache
 """.split()
 
 
