@@ -200,7 +200,12 @@ pub const ROCM: &[RocmImage] = &[
 /// The default image of an engine, for a GPU profile on this vendor's
 /// GPUs or a CPU-only profile, on nodes of this architecture; `None`
 /// where the engine publishes none for it (lint and render say so).
-pub fn default_image_for(engine: &str, gpu: bool, vendor: crate::inventory::Vendor, arch: Arch) -> Option<&'static str> {
+pub fn default_image_for(
+    engine: &str,
+    gpu: bool,
+    vendor: crate::inventory::Vendor,
+    arch: Arch,
+) -> Option<&'static str> {
     if gpu
         && vendor == crate::inventory::Vendor::Amd
         && let Some(i) = ROCM.iter().find(|i| i.engine == engine)
@@ -220,10 +225,7 @@ pub fn default_image_on(engine: &str, gpu: bool, vendor: crate::inventory::Vendo
 /// The default image of an engine, for a GPU or a CPU-only profile, on
 /// x86-64 nodes.
 pub fn default_image(engine: &str, gpu: bool) -> &'static str {
-    let i = TABLE
-        .iter()
-        .find(|i| i.engine == engine && i.arch == Arch::Amd64)
-        .unwrap_or(&TABLE[TABLE.len() - 2]);
+    let i = TABLE.iter().find(|i| i.engine == engine && i.arch == Arch::Amd64).unwrap_or(&TABLE[TABLE.len() - 2]);
     (if gpu { i.gpu } else { i.cpu }).unwrap_or_default()
 }
 

@@ -412,10 +412,11 @@ impl Spec<'_> {
         // loaded: Ollama unloads an idle one after 5 minutes, and the next
         // request waits for it to load again. The profile's env wins.
         let own = |k: &str| self.profile.serving.env.iter().any(|(name, _)| name == k);
-        let mut knobs = String::new();
-        if let Some(n) = self.context().filter(|_| !own("OLLAMA_CONTEXT_LENGTH")) {
-            knobs.push_str(&format!("export OLLAMA_CONTEXT_LENGTH={n}\n"));
-        }
+        let mut knobs = self
+            .context()
+            .filter(|_| !own("OLLAMA_CONTEXT_LENGTH"))
+            .map(|n| format!("export OLLAMA_CONTEXT_LENGTH={n}\n"))
+            .unwrap_or_default();
         if !own("OLLAMA_KEEP_ALIVE") {
             knobs.push_str("export OLLAMA_KEEP_ALIVE=-1\n");
         }

@@ -314,6 +314,7 @@ fn model(dec: &mut Decoder, node: &doc::Node<'_>) -> Option<Model> {
     let size = arch::ModelSize { params_b, weights_gb, bytes_per_param, weight_bytes };
     let mut resolved = Vec::with_capacity(profiles.len());
     for (mut p, fit) in profiles {
+        profiles_ok &= values::ray_in_image(dec, p.engine, p.nodes, p.cpu_only(), &p.serving);
         let who = (name.as_str(), p.name.as_str(), p.name_span);
         match arch::resolve(dec, &fit, &size, shape.as_ref(), who, p.cpu_only()) {
             Some(m) => p.memory = m,
@@ -411,9 +412,6 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
         Some(Some(entries)) => selector_entries(dec, entries, &mut ok),
     };
     let Ok(tolerations) = tolerations else { return None };
-    if let (Some(e), Some(k), Some(sv)) = (engine, nodes, &serving) {
-        ok &= values::ray_in_image(dec, e, k, gpu_class.is_none(), sv);
-    }
     if !ok {
         return None;
     }

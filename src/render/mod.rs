@@ -56,7 +56,11 @@ impl Job<'_> {
     /// says so (GH200, GB200), else x86-64.
     pub fn arch(&self) -> crate::images::Arch {
         use crate::images::Arch;
-        if self.nodes.iter().any(|n| crate::images::arch_of(n) == Some(Arch::Arm64)) { Arch::Arm64 } else { Arch::Amd64 }
+        if self.nodes.iter().any(|n| crate::images::arch_of(n) == Some(Arch::Arm64)) {
+            Arch::Arm64
+        } else {
+            Arch::Amd64
+        }
     }
 
     /// The image the replica runs: the profile's, else the engine's

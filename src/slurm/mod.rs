@@ -141,10 +141,7 @@ fn node(input: &Input<'_>, i: usize, r: &Record, settings: &Settings, warnings: 
                 .help("Slurm lists MIG devices, not the GPUs they are cut from: llmgw adds those GPUs, in MIG mode"),
         );
     }
-    let mut labels = BTreeMap::new();
-    for f in &r.features {
-        labels.insert(f.clone(), "true".to_string());
-    }
+    let mut labels: BTreeMap<String, String> = r.features.iter().map(|f| (f.clone(), "true".to_string())).collect();
     for p in &r.partitions {
         labels.insert(format!("slurm/partition.{p}"), "true".to_string());
     }

@@ -396,25 +396,7 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
     let image = j.image();
     let in_llama_image = s.pyxis && image.contains("ggml-org/llama.cpp");
     if s.pyxis {
-        // enroot's root file system is read-only unless asked otherwise, and
-        // the engines write caches (torch compile, Triton, Hugging Face) at
-        // start-up: writable, and the caches in the node's cache folder,
-        // mounted, so a restart finds them and fetches no weights again.
-        let _ = write!(srun, " --container-image={} --container-writable", quote(&pyxis_image(image)));
-        let dir = s.cache_dir.as_deref().map_or_else(|| "~/.cache/huggingface".to_string(), quote);
-        let _ = writeln!(t, "export HF_HOME={dir}");
-        t.push_str("export VLLM_CACHE_ROOT=\"$HF_HOME/vllm\" XDG_CACHE_HOME=\"$HF_HOME/xdg\"\n");
-        match p.engine.name {
-            "llama.cpp" => t.push_str("export LLAMA_CACHE=\"$HF_HOME\"\n"),
-            "ollama" => t.push_str("export OLLAMA_MODELS=\"$HF_HOME/ollama\"\n"),
-            _ => {}
-        }
-        t.push_str("mkdir -p \"$HF_HOME\" \"$VLLM_CACHE_ROOT\" \"$XDG_CACHE_HOME\"\n");
-        srun.push_str(" --container-mounts=\"$HF_HOME:$HF_HOME\"");
-        // The node's copy of the weights, seen at the same path inside.
-        if let crate::launch::Weights::Local(path) = &j.weights {
-            let _ = write!(srun, ",{}", quote(&format!("{path}:{path}:ro")));
-        }
+        pyxis(&mut t, &mut srun, j, s, image);
     }
     let spec = Spec { profile: p, served_name: &e.model, weights: &j.weights, nodes: nodes as u32, ports, ray: j.ray };
     if nodes <= 1 {
@@ -447,6 +429,30 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
     };
     let _ = writeln!(t, "{srun} bash -c {}", quote(&each));
     t
+}
+
+/// Under pyxis: the image, a writable root, and the caches mounted.
+fn pyxis(t: &mut String, srun: &mut String, j: &Job<'_>, s: &Settings, image: &str) {
+    let p = j.profile;
+    // enroot's root file system is read-only unless asked otherwise, and
+    // the engines write caches (torch compile, Triton, Hugging Face) at
+    // start-up: writable, and the caches in the node's cache folder,
+    // mounted, so a restart finds them and fetches no weights again.
+    let _ = write!(srun, " --container-image={} --container-writable", quote(&pyxis_image(image)));
+    let dir = s.cache_dir.as_deref().map_or_else(|| "~/.cache/huggingface".to_string(), quote);
+    let _ = writeln!(t, "export HF_HOME={dir}");
+    t.push_str("export VLLM_CACHE_ROOT=\"$HF_HOME/vllm\" XDG_CACHE_HOME=\"$HF_HOME/xdg\"\n");
+    match p.engine.name {
+        "llama.cpp" => t.push_str("export LLAMA_CACHE=\"$HF_HOME\"\n"),
+        "ollama" => t.push_str("export OLLAMA_MODELS=\"$HF_HOME/ollama\"\n"),
+        _ => {}
+    }
+    t.push_str("mkdir -p \"$HF_HOME\" \"$VLLM_CACHE_ROOT\" \"$XDG_CACHE_HOME\"\n");
+    srun.push_str(" --container-mounts=\"$HF_HOME:$HF_HOME\"");
+    // The node's copy of the weights, seen at the same path inside.
+    if let crate::launch::Weights::Local(path) = &j.weights {
+        let _ = write!(srun, ",{}", quote(&format!("{path}:{path}:ro")));
+    }
 }
 
 /// The script `render slurm -o DIR` writes beside the jobs' scripts.

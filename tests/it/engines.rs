@@ -103,7 +103,12 @@ fn read_captures(file: &Path, ray: bool, at: &str) -> Vec<Start> {
             let v: Value = serde_json::from_str(l).unwrap();
             Start {
                 argv: v["argv"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect(),
-                env: v["env"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().into())).collect(),
+                env: v["env"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap().into()))
+                    .collect(),
                 ray,
                 at: at.to_string(),
             }
@@ -116,7 +121,8 @@ fn run_slurm(dir: &Path, bin: &Path, work: &Path, ray: bool) -> Vec<Start> {
     let mut out = Vec::new();
     for f in files(dir).into_iter().filter(|f| f.ends_with(".sbatch")) {
         let text = std::fs::read_to_string(dir.join(&f)).unwrap();
-        let field = |k: &str| text.lines().find_map(|l| l.strip_prefix(&format!("#SBATCH --{k}="))).unwrap().to_string();
+        let field =
+            |k: &str| text.lines().find_map(|l| l.strip_prefix(&format!("#SBATCH --{k}="))).unwrap().to_string();
         let capture = work.join(format!("{f}.jsonl"));
         let status = Command::new("bash")
             .arg(dir.join(&f))
@@ -247,7 +253,8 @@ fn fleet(d: &Path) -> PathBuf {
          [[node.gpu.mig_device]]\nindex = 0\nprofile = \"1g.10gb\"\n",
     );
     let fleet = d.join("fleet.toml");
-    let out = run(&["inventory", "merge", dgx.to_str().unwrap(), rest.to_str().unwrap(), "-o", fleet.to_str().unwrap()]);
+    let out =
+        run(&["inventory", "merge", dgx.to_str().unwrap(), rest.to_str().unwrap(), "-o", fleet.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     fleet
 }
@@ -288,8 +295,11 @@ fn starts(d: &Path, catalog: &Path, fleet: &Path, kind: &str, extra: &[&str], ra
     let bin = shims(d, &python);
     let work = d.join(&tag).join("work");
     std::fs::create_dir_all(&work).unwrap();
-    let mut all =
-        if kind == "slurm" { run_slurm(&out_dir, &bin, &work, ray) } else { run_kubernetes(&out_dir, &bin, &work, ray) };
+    let mut all = if kind == "slurm" {
+        run_slurm(&out_dir, &bin, &work, ray)
+    } else {
+        run_kubernetes(&out_dir, &bin, &work, ray)
+    };
     for s in &mut all {
         s.at = format!("{tag}/{}", s.at);
     }
@@ -316,7 +326,13 @@ fn hold_to_parsers(all: &[Start]) -> Vec<(String, Value)> {
             .filter(|(_, p)| p["ok"] != true)
             .map(|(s, p)| format!("{}: {:?}\n  {} says: {}", s.at, s.argv, engine, p["error"]))
             .collect();
-        assert!(refused.is_empty(), "{} of {} {engine} starts refused:\n{}", refused.len(), mine.len(), refused.join("\n"));
+        assert!(
+            refused.is_empty(),
+            "{} of {} {engine} starts refused:\n{}",
+            refused.len(),
+            mine.len(),
+            refused.join("\n")
+        );
         // Across nodes, each replica's nodes hold the ranks 0..N-1 once each.
         let mut ranks: BTreeMap<String, Vec<u64>> = BTreeMap::new();
         for (s, p) in mine.iter().zip(&parsed) {
@@ -401,9 +417,10 @@ fn vllm_over_ray_parses_where_ray_is_and_fails_where_it_is_not() {
 /// The parsers say no where the engines say no: the check can fail.
 #[test]
 fn the_engines_parsers_refuse_an_empty_rank_and_an_unknown_flag() {
-    for (engine, head) in
-        [("vllm", vec!["vllm", "serve", "m"]), ("sglang", vec!["python3", "-m", "sglang.launch_server", "--model-path", "m"])]
-    {
+    for (engine, head) in [
+        ("vllm", vec!["vllm", "serve", "m"]),
+        ("sglang", vec!["python3", "-m", "sglang.launch_server", "--model-path", "m"]),
+    ] {
         let Some(python) = engine_python(engine) else { continue };
         let case = |extra: &[&str]| Start {
             argv: head.iter().chain(extra).map(|s| (*s).to_string()).collect(),

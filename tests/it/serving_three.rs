@@ -29,14 +29,15 @@ fn docs(text: &str) -> Vec<Value> {
     crate::render::documents(text)
 }
 
-fn container<'a>(template: &'a Value) -> &'a Value {
+fn container(template: &Value) -> &Value {
     &template["spec"]["containers"][0]
 }
 
 /// A two-node fleet on one InfiniBand fabric whose nodes report vLLM 0.6.3
 /// (as `inventory synth` writes them).
 fn two_dgx(d: &Path) -> String {
-    let out = run(&["inventory", "synth", "dgx-h100:2@ib-east", "--prefix", "k", "-o", d.join("dgx.toml").to_str().unwrap()]);
+    let out =
+        run(&["inventory", "synth", "dgx-h100:2@ib-east", "--prefix", "k", "-o", d.join("dgx.toml").to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     std::fs::read_to_string(d.join("dgx.toml")).unwrap()
 }
@@ -57,7 +58,8 @@ fn the_image_decides_the_launcher_and_ray_needs_an_image_with_ray() {
     let text = stdout(&out);
     assert!(!text.contains("ray start") && text.contains("--nnodes 2"), "{text}");
     // pyxis runs the image too; a bare job the nodes' own vLLM (0.6.3).
-    let out = render_plan("slurm", &d.join("plan.json"), &d.join("c.toml"), &d.join("fleet.toml"), &["--container", "pyxis"]);
+    let out =
+        render_plan("slurm", &d.join("plan.json"), &d.join("c.toml"), &d.join("fleet.toml"), &["--container", "pyxis"]);
     assert!(!stdout(&out).contains("ray start"), "{}", stdout(&out));
     let out = render_plan("slurm", &d.join("plan.json"), &d.join("c.toml"), &d.join("fleet.toml"), &[]);
     let bare = stdout(&out);
@@ -74,7 +76,8 @@ fn the_image_decides_the_launcher_and_ray_needs_an_image_with_ray() {
     assert!(diag["message"].as_str().unwrap().contains("vllm/vllm-openai:v0.29.0"), "{diag}");
     assert!(diag["help"].as_str().unwrap().contains("ray[cgraph]"), "{diag}");
     // An image of the operator's own is theirs to know.
-    let own = write(d, "own.toml", &format!("{TWO_NODE_VLLM}launcher = \"ray\"\nimage = \"registry.local/vllm-ray:1\"\n"));
+    let own =
+        write(d, "own.toml", &format!("{TWO_NODE_VLLM}launcher = \"ray\"\nimage = \"registry.local/vllm-ray:1\"\n"));
     assert_eq!(code(&run(&["lint", own.to_str().unwrap()])), 0);
 }
 
@@ -200,9 +203,20 @@ fn slurm_gres_types_are_slurms_own_or_none() {
     let sub = d.join("slurm");
     std::fs::create_dir_all(&sub).unwrap();
     let imported = sub.join("fleet.toml");
-    let out = run(&["inventory", "import", "slurm", &root().join("tests/data/slurm/scontrol-22.05.txt").to_string_lossy(), "-o", imported.to_str().unwrap()]);
+    let out = run(&[
+        "inventory",
+        "import",
+        "slurm",
+        &root().join("tests/data/slurm/scontrol-22.05.txt").to_string_lossy(),
+        "-o",
+        imported.to_str().unwrap(),
+    ]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
-    let c = write(&sub, "c.toml", "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100\"\ngpus_per_node = 8\n");
+    let c = write(
+        &sub,
+        "c.toml",
+        "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100\"\ngpus_per_node = 8\n",
+    );
     let plan = placed_plan(&sub, &c, &imported);
     let out = render_plan("slurm", &plan, &c, &imported, &[]);
     assert!(stdout(&out).contains("#SBATCH --gres=gpu:h100:8\n"), "{}", stdout(&out));
@@ -218,7 +232,13 @@ fn nccl_is_told_exact_adapters() {
     let fleet = two_dgx(d);
     let (_, out) = place_render(d, &fleet, TWO_NODE_VLLM, "slurm", &[]);
     assert!(stdout(&out).contains("export NCCL_IB_HCA==mlx5_0,mlx5_1,"), "{}", stdout(&out));
-    let out = render_plan("kubernetes", &d.join("plan.json"), &d.join("c.toml"), &d.join("fleet.toml"), &["--rdma-resource", "rdma/ib"]);
+    let out = render_plan(
+        "kubernetes",
+        &d.join("plan.json"),
+        &d.join("c.toml"),
+        &d.join("fleet.toml"),
+        &["--rdma-resource", "rdma/ib"],
+    );
     let lws = docs(&stdout(&out)).into_iter().find(|o| o["kind"] == "LeaderWorkerSet").unwrap();
     let env = &container(&lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"])["env"];
     let hca = env.as_array().unwrap().iter().find(|e| e["name"] == "NCCL_IB_HCA").unwrap();
@@ -234,13 +254,17 @@ fn pyxis_containers_are_writable_and_their_caches_mounted() {
     let fleet = format!("[[node]]\nid = \"g1\"\ncpus = 64\nmemory_total_mb = 65536\n{}", gpus(2, H100));
     let catalog = "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n\
         [[model]]\nname = \"o\"\nsource = \"llama3.1:8b\"\n[[model.profile]]\nname = \"p\"\nengine = \"ollama\"\ngpu_class = \"h100-80gb-hbm3\"\n";
-    let (_, out) = place_render(d, &fleet, catalog, "slurm", &["--container", "pyxis", "--cache-dir", "/scratch/llmgw"]);
+    let (_, out) =
+        place_render(d, &fleet, catalog, "slurm", &["--container", "pyxis", "--cache-dir", "/scratch/llmgw"]);
     let text = stdout(&out);
     for script in text.split("#!/bin/bash").filter(|s| !s.trim().is_empty()) {
         assert!(script.contains("--container-writable"), "{script}");
         assert!(script.contains("--container-mounts=\"$HF_HOME:$HF_HOME\""), "{script}");
         assert!(script.contains("export HF_HOME=/scratch/llmgw\n"), "{script}");
-        assert!(script.contains("export VLLM_CACHE_ROOT=\"$HF_HOME/vllm\" XDG_CACHE_HOME=\"$HF_HOME/xdg\"\n"), "{script}");
+        assert!(
+            script.contains("export VLLM_CACHE_ROOT=\"$HF_HOME/vllm\" XDG_CACHE_HOME=\"$HF_HOME/xdg\"\n"),
+            "{script}"
+        );
     }
     assert!(text.contains("export OLLAMA_MODELS=\"$HF_HOME/ollama\"\n"), "{text}");
 }
@@ -255,11 +279,13 @@ fn arm64_nodes_get_arm64_images_and_lint_says_where_there_is_none() {
         "[[node]]\nid = \"gh200-01\"\ncpus = 72\nmemory_total_mb = 491520\nlabels = {{ \"kubernetes.io/arch\" = \"arm64\" }}\n{}",
         gpus(1, "name = \"NVIDIA GH200 480GB\"\nmemory_mb = 97871\n")
     );
-    let catalog = "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"gh200-480gb\"\n";
+    let catalog =
+        "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"gh200-480gb\"\n";
     let (_, out) = place_render(d, &fleet, catalog, "kubernetes", &[]);
     let dep = docs(&stdout(&out)).into_iter().find(|o| o["kind"] == "Deployment").unwrap();
     assert_eq!(container(&dep["spec"]["template"])["image"], "vllm/vllm-openai:v0.29.0-aarch64");
-    let out = render_plan("slurm", &d.join("plan.json"), &d.join("c.toml"), &d.join("fleet.toml"), &["--container", "pyxis"]);
+    let out =
+        render_plan("slurm", &d.join("plan.json"), &d.join("c.toml"), &d.join("fleet.toml"), &["--container", "pyxis"]);
     assert!(stdout(&out).contains("--container-image=vllm/vllm-openai:v0.29.0-aarch64"), "{}", stdout(&out));
     // TGI publishes no arm64 image: lint warns, naming the nodes.
     let tgi = write(d, "tgi.toml", &catalog.replace("vllm", "tgi"));
@@ -319,7 +345,12 @@ fn amd_pods_routes_domains_stop_trtllm_and_the_cache() {
     stop.extend(gw);
     let out = run(&stop);
     let lines = stdout(&out);
-    for kind in ["deployment/llmgw-two-r0", "service/llmgw-two", "inferencepool.inference.networking.k8s.io/llmgw-two", "httproute.gateway.networking.k8s.io/llmgw-two"] {
+    for kind in [
+        "deployment/llmgw-two-r0",
+        "service/llmgw-two",
+        "inferencepool.inference.networking.k8s.io/llmgw-two",
+        "httproute.gateway.networking.k8s.io/llmgw-two",
+    ] {
         assert!(lines.contains(&format!("kubectl delete {kind}\n")), "{kind}: {lines}");
     }
 
@@ -340,9 +371,13 @@ fn amd_pods_routes_domains_stop_trtllm_and_the_cache() {
     );
     let sub = d.join("cache");
     std::fs::create_dir_all(&sub).unwrap();
-    let one = "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n";
+    let one =
+        "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n";
     let (_, out) = place_render(&sub, &fleet, one, "kubernetes", &[]);
     let text = stdout(&out);
-    assert!(text.contains("path: /mnt/nvme/.cache/huggingface\n") && text.contains("value: /mnt/nvme/.cache/huggingface\n"), "{text}");
+    assert!(
+        text.contains("path: /mnt/nvme/.cache/huggingface\n") && text.contains("value: /mnt/nvme/.cache/huggingface\n"),
+        "{text}"
+    );
     assert!(!text.contains("/var/cache/llmgw"), "{text}");
 }

@@ -287,7 +287,9 @@ pub fn from_flags(
             Code::BadArgument,
             format!("--route-timeout {}: not a Gateway API duration", crate::term::escape(route_timeout)),
         )
-        .help("one to four whole numbers, each with h, m, s or ms: 300s, 10m, 1h30m (the HTTPRoute CRD's own pattern)"));
+        .help(
+            "one to four whole numbers, each with h, m, s or ms: 300s, 10m, 1h30m (the HTTPRoute CRD's own pattern)",
+        ));
     }
     Ok(Some(Gateway { epp, epp_port, parent, route_timeout: route_timeout.to_string() }))
 }

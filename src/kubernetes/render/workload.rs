@@ -226,7 +226,8 @@ impl Ctx<'_, '_> {
             // LeaderWorkerSet leader's restart recreates the whole group, so
             // it is given at least 3 minutes of failures (a long prefill, a
             // pause), not 90 s.
-            liveness_probe: serves.then(|| if role == Role::Leader { probe(30, LEADER_LIVENESS_FAILURES) } else { probe(30, 3) }),
+            liveness_probe: serves
+                .then(|| if role == Role::Leader { probe(30, LEADER_LIVENESS_FAILURES) } else { probe(30, 3) }),
             security_context: self.security_context(rdma.is_some()),
             volume_mounts: Some(mounts),
             ..Container::default()
