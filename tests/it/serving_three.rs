@@ -381,3 +381,38 @@ fn amd_pods_routes_domains_stop_trtllm_and_the_cache() {
     );
     assert!(!text.contains("/var/cache/llmgw"), "{text}");
 }
+
+/// `--stop` with the inventory names the ComputeDomain of a replica that
+/// ran in an NVLink domain; without it, none (a cluster without NVIDIA's
+/// DRA driver has no such kind, and deleting one fails there).
+#[test]
+fn stop_with_the_inventory_deletes_a_replicas_compute_domain() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fleet = d.join("dra.toml");
+    let out = run(&[
+        "inventory",
+        "import",
+        "kubernetes",
+        &root().join("examples/dra/nodes.json").to_string_lossy(),
+        "--resource-slices",
+        &root().join("examples/dra/resourceslices.json").to_string_lossy(),
+        "-o",
+        fleet.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let plan = placed_plan(d, &root().join("examples/dra/catalog.toml"), &fleet);
+    let text = stdout(&render_plan("kubernetes", &plan, &root().join("examples/dra/catalog.toml"), &fleet, &[]));
+    let domain = docs(&text).into_iter().find(|o| o["kind"] == "ComputeDomain").expect("an NVLink replica");
+    assert_eq!(domain["spec"]["numNodes"], 0, "{domain}");
+    let name = domain["metadata"]["name"].as_str().unwrap().to_string();
+    let empty = write(d, "empty.json", r#"{"placements": [], "existing": [], "unplaced": []}"#);
+    let stop = |extra: &[&str]| {
+        let mut args = vec!["render", "kubernetes", "--stop", plan.to_str().unwrap(), empty.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        stdout(&run(&args))
+    };
+    let line = format!("kubectl delete computedomain.resource.nvidia.com/{name} --ignore-not-found\n");
+    assert!(stop(&["-i", fleet.to_str().unwrap()]).contains(&line), "{}", stop(&["-i", fleet.to_str().unwrap()]));
+    assert!(!stop(&[]).contains("computedomain"), "{}", stop(&[]));
+}
