@@ -189,8 +189,11 @@ pub(super) fn engine_spans(dec: &mut Decoder, engine: &engines::Engine, nodes: u
 }
 
 /// `launcher = "ray"` across nodes runs `ray start` in the image: one that
-/// ships no Ray (every default image: vLLM's stopped shipping it) fails
-/// at start-up, in every pod, so it is refused here, naming the image.
+/// ships no Ray (every default image: vLLM's stopped shipping it) fails at
+/// start-up in every pod. A profile that names such an image is refused
+/// here, naming it; one that names none runs the default image on
+/// Kubernetes and under pyxis (render refuses it there) and the nodes'
+/// own vLLM in a bare Slurm job, so lint warns.
 pub(super) fn ray_in_image(
     dec: &mut Decoder,
     engine: &engines::Engine,
@@ -205,17 +208,21 @@ pub(super) fn ray_in_image(
     if crate::images::ships_ray(image) != Some(false) {
         return true;
     }
-    dec.error(
-        Code::RayNotInImage,
-        serving.launcher_span,
-        format!("launcher = \"ray\" runs `ray start` in {image}, which ships no Ray"),
-        "no Ray in the image",
-        Some(format!(
-            "drop `launcher` (vLLM 0.11.1 and later start across nodes without Ray), or give the profile an `image` with Ray installed (`pip install 'ray[cgraph]'`: pipeline parallelism across nodes needs Ray's compiled graphs){}",
-            if serving.image.is_none() { "; this profile names no image, so it runs the default one" } else { "" }
-        )),
+    let help = "drop `launcher` (vLLM 0.11.1 and later start across nodes without Ray), or give the profile an `image` with Ray installed (`pip install 'ray[cgraph]'`: pipeline parallelism across nodes needs Ray's compiled graphs)";
+    let message = format!("launcher = \"ray\" runs `ray start` in {image}, which ships no Ray");
+    if serving.image.is_some() {
+        dec.error(Code::RayNotInImage, serving.launcher_span, message, "no Ray in the image", Some(help.into()));
+        return false;
+    }
+    dec.push(
+        crate::diag::Diag::warning(
+            Code::RayNotInImage,
+            format!("{message} (the default image: on Kubernetes and under pyxis; a bare Slurm job runs the nodes' own vLLM)"),
+        )
+        .at(&dec.src, serving.launcher_span, "no Ray in the default image")
+        .help(format!("{help}; render refuses it for pods and pyxis jobs")),
     );
-    false
+    true
 }
 
 /// `kubernetes = { priority_class, service_account, image_pull_secrets,

@@ -224,17 +224,34 @@ pub fn resolve<'a>(
             errors.push(at(d));
             continue;
         }
-        let per_node = per_node(e);
-        let resources = least(&per_node);
-        let nvlink = nvlink(e, &nodes);
-        let hcas = if nvlink.is_some() { Vec::new() } else { hcas(e, &nodes) };
+        let (per_node, nvlink) = (per_node(e), nvlink(e, &nodes));
+        let (resources, hcas) = (least(&per_node), if nvlink.is_some() { Vec::new() } else { hcas(e, &nodes) });
         let mut job = Job { entry: e, model, profile, nodes, weights, resources, per_node, hcas, ray: false, nvlink };
         job.ray = crate::launch::vllm_over_ray(profile, &job.nodes, containers.then(|| job.image()));
-        jobs.push(job);
+        match ray_missing(&job).filter(|_| containers) {
+            Some(d) => errors.push(at(d)),
+            None => jobs.push(job),
+        }
     }
-    warnings.extend(resource_warning(&jobs));
-    warnings.extend(arm_warning(&jobs));
+    warnings.extend(resource_warning(&jobs).into_iter().chain(arm_warning(&jobs)));
     if errors.is_empty() { Ok(Resolved { plan, jobs, skipped, warnings }) } else { Err(errors) }
+}
+
+/// A replica that runs `ray start` in an image that ships no Ray: it would
+/// fail in every pod or step.
+fn ray_missing(job: &Job<'_>) -> Option<Diag> {
+    (job.ray && crate::images::ships_ray(job.image()) == Some(false)).then(|| {
+        Diag::error(
+            Code::CannotRender,
+            format!(
+                "{} r{}: launcher = \"ray\" runs `ray start` in {}, which ships no Ray",
+                job.entry.model,
+                job.entry.replica,
+                job.image()
+            ),
+        )
+        .help("drop `launcher` (vLLM 0.11.1 and later start across nodes without Ray), or give the profile an `image` with Ray installed (`pip install 'ray[cgraph]'`)")
+    })
 }
 
 /// Why the replica's planned GPUs are not what its profile runs on: the

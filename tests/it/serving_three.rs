@@ -68,13 +68,31 @@ fn the_image_decides_the_launcher_and_ray_needs_an_image_with_ray() {
     assert!(bare.contains("ray[cgraph]") && !bare.contains("ray[default]"), "{bare}");
 
     // launcher = "ray" in an image without Ray: a lint error naming it.
-    let asked = write(d, "ray.toml", &format!("{TWO_NODE_VLLM}launcher = \"ray\"\n"));
-    let lint = run(&["lint", asked.to_str().unwrap(), "--format", "json"]);
+    let named =
+        write(d, "named.toml", &format!("{TWO_NODE_VLLM}launcher = \"ray\"\nimage = \"vllm/vllm-openai:v0.29.0\"\n"));
+    let lint = run(&["lint", named.to_str().unwrap(), "--format", "json"]);
     assert_eq!(code(&lint), 1, "{}", transcript(&lint));
     let diag = &json(&lint)["diagnostics"][0];
-    assert_eq!(diag["code"], "llmgw::catalog::ray-not-in-image", "{diag}");
+    assert_eq!(
+        (diag["code"].as_str(), diag["severity"].as_str()),
+        (Some("llmgw::catalog::ray-not-in-image"), Some("error")),
+        "{diag}"
+    );
     assert!(diag["message"].as_str().unwrap().contains("vllm/vllm-openai:v0.29.0"), "{diag}");
     assert!(diag["help"].as_str().unwrap().contains("ray[cgraph]"), "{diag}");
+    // Naming no image: the default one in pods and under pyxis, the nodes'
+    // own vLLM in a bare Slurm job. Lint warns; render refuses it for pods.
+    let asked = write(d, "ray.toml", &format!("{TWO_NODE_VLLM}launcher = \"ray\"\n"));
+    let lint = run(&["lint", asked.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&lint), 0, "{}", transcript(&lint));
+    assert_eq!(json(&lint)["diagnostics"][0]["code"], "llmgw::catalog::ray-not-in-image");
+    let plan = placed_plan(&d.join("asked"), &asked, &d.join("fleet.toml"));
+    let out = render_plan("kubernetes", &plan, &asked, &d.join("fleet.toml"), &[]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(flat(&out.stderr).contains("which ships no Ray"), "{}", transcript(&out));
+    let out = render_plan("slurm", &plan, &asked, &d.join("fleet.toml"), &["--container", "pyxis"]);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert_eq!(code(&render_plan("slurm", &plan, &asked, &d.join("fleet.toml"), &[])), 0);
     // An image of the operator's own is theirs to know.
     let own =
         write(d, "own.toml", &format!("{TWO_NODE_VLLM}launcher = \"ray\"\nimage = \"registry.local/vllm-ray:1\"\n"));
