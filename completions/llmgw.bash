@@ -1438,7 +1438,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__render__subcmd__kubernetes)
-            opts="-i -o -n -h -V --catalog --inventory --output --endpoints --endpoints-format --stop --allow-stale --format --namespace --rdma-resource --priority-class --service-account --image-pull-secret --devices --gateway --epp --gateway-parent --color --max-input-bytes --help --version"
+            opts="-i -o -n -h -V --catalog --inventory --output --endpoints --endpoints-format --stop --allow-stale --format --namespace --rdma-resource --priority-class --service-account --image-pull-secret --devices --gateway --epp --gateway-parent --route-timeout --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1517,6 +1517,10 @@ _llmgw() {
                     return 0
                     ;;
                 --gateway-parent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --route-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

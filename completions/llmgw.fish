@@ -182,7 +182,7 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subc
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l endpoints -d 'Also write every replica\'s URL here, for a gateway or load balancer (JSON, or see --endpoints-format)' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l endpoints-format -d 'What --endpoints writes: llmgw\'s JSON list, or a LiteLLM proxy config (`model_list`, one entry per replica)' -r -f -a "json\t'{"endpoints": [{"model", "replica", "url"}]}'
 litellm\t'A LiteLLM proxy config: `model_list`, one entry per replica'"
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l stop -d 'Print what to stop when plan NEW replaces plan OLD (nothing is run); for Slurm, with --inventory, jobs the inventory knows are cancelled by id' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l stop -d 'Print what to stop when plan NEW replaces plan OLD (nothing is run); with --inventory, Slurm jobs the inventory knows are cancelled by id, and the ComputeDomains of replicas on NVLink domains are deleted' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l format -d 'How to report what was done to each file under -o DIR: a line each (new, changed, unchanged, removed), or JSON' -r -f -a "human\t''
 json\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -s n -l namespace -d 'The namespace of every object' -r
@@ -195,6 +195,7 @@ dra\t'A DRA claim per pod that admits exactly the planned GPUs'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l gateway -d 'Also write what a gateway routes by: an InferencePool per model (Gateway API Inference Extension), picked from by --epp' -r -f -a "inference-pool\t'An InferencePool per model (inference.networking.k8s.io/v1)'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l epp -d 'With --gateway: the endpoint picker\'s Service and port [default port: 9002]' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l gateway-parent -d 'With --gateway: also an HTTPRoute per model, attached to this Gateway, that sends requests naming the model (X-Gateway-Model-Name) to its pool' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l route-timeout -d 'With --gateway-parent: how long each route lets one request take, end to end (a Gateway API duration: 300s, 10m, 1h30m); gateways\' own defaults (15 to 30 s) cut long generations' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from kubernetes" -l color -d 'When to colour diagnostics: auto follows the terminal, NO_COLOR, CLICOLOR_FORCE and TERM=dumb' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -208,7 +209,7 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subc
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l endpoints -d 'Also write every replica\'s URL here, for a gateway or load balancer (JSON, or see --endpoints-format)' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l endpoints-format -d 'What --endpoints writes: llmgw\'s JSON list, or a LiteLLM proxy config (`model_list`, one entry per replica)' -r -f -a "json\t'{"endpoints": [{"model", "replica", "url"}]}'
 litellm\t'A LiteLLM proxy config: `model_list`, one entry per replica'"
-complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l stop -d 'Print what to stop when plan NEW replaces plan OLD (nothing is run); for Slurm, with --inventory, jobs the inventory knows are cancelled by id' -r -F
+complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l stop -d 'Print what to stop when plan NEW replaces plan OLD (nothing is run); with --inventory, Slurm jobs the inventory knows are cancelled by id, and the ComputeDomains of replicas on NVLink domains are deleted' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l format -d 'How to report what was done to each file under -o DIR: a line each (new, changed, unchanged, removed), or JSON' -r -f -a "human\t''
 json\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand render; and __fish_seen_subcommand_from slurm" -l log-dir -d 'Where jobs write their output and errors (default: the submit directory)' -r

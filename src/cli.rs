@@ -388,7 +388,8 @@ pub struct RenderArgs {
     #[arg(long, value_enum, value_name = "FORMAT", requires = "endpoints")]
     pub endpoints_format: Option<EndpointsFormat>,
     /// Print what to stop when plan NEW replaces plan OLD (nothing is run);
-    /// for Slurm, with --inventory, jobs the inventory knows are cancelled by id
+    /// with --inventory, Slurm jobs the inventory knows are cancelled by id,
+    /// and the ComputeDomains of replicas on NVLink domains are deleted
     #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with_all = ["plan", "catalog", "output", "endpoints"])]
     pub stop: Option<Vec<PathBuf>>,
     /// Render even when the catalog no longer has (or wants) some of the
@@ -438,6 +439,11 @@ pub struct RenderKubernetesArgs {
     /// that sends requests naming the model (X-Gateway-Model-Name) to its pool
     #[arg(long, value_name = "NS/NAME", requires = "gateway")]
     pub gateway_parent: Option<String>,
+    /// With --gateway-parent: how long each route lets one request take,
+    /// end to end (a Gateway API duration: 300s, 10m, 1h30m); gateways'
+    /// own defaults (15 to 30 s) cut long generations
+    #[arg(long, value_name = "DURATION", default_value = "300s", requires = "gateway_parent")]
+    pub route_timeout: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

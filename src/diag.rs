@@ -42,6 +42,9 @@ codes! {
     EnvRuns => "llmgw::catalog::env-runs", "an env name a shell, the loader or llmgw's scripts read as code";
     SingleNodeEngine => "llmgw::catalog::single-node-engine", "a multi-node profile for an engine that runs on one node only";
     MigProfileShape => "llmgw::catalog::mig-profile-shape", "a mig_profile on a profile that is not one GPU on one node";
+    RayNotInImage => "llmgw::catalog::ray-not-in-image", "launcher = \"ray\" across nodes with an image that ships no Ray";
+    NoArmImage => "llmgw::catalog::no-arm64-image", "an engine with no arm64 image, for arm64 nodes";
+    UntypedGres => "llmgw::render::untyped-gres", "GPUs asked of Slurm without a gres type, on nodes not imported from Slurm";
     FitTooSmall => "llmgw::fit::too-small", "a profile whose GPUs cannot hold even the weights";
     FitMargins => "llmgw::fit::margins", "a profile whose GPUs hold the weights but not the room to serve them";
     FitNoShape => "llmgw::fit::no-shape", "a memory-fit setting on a profile whose model gives no shape (config or arch)";

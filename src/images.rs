@@ -2,62 +2,152 @@
 //! releases, each with its date and where that was read. docs/serving.md
 //! shows the same table; a test holds the two together.
 
-/// One engine's default image.
+/// A node's processor architecture, as Kubernetes names it
+/// (`kubernetes.io/arch`): an image runs only on the one it was built for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arch {
+    Amd64,
+    Arm64,
+}
+
+impl Arch {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arch::Amd64 => "amd64",
+            Arch::Arm64 => "arm64",
+        }
+    }
+
+    /// `arm64` / `aarch64` (Slurm's `Arch=`, `uname -m`), `amd64` /
+    /// `x86_64`; `None` for anything else.
+    pub fn parse(s: &str) -> Option<Arch> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "arm64" | "aarch64" | "arm64v8" => Some(Arch::Arm64),
+            "amd64" | "x86_64" | "x86-64" => Some(Arch::Amd64),
+            _ => None,
+        }
+    }
+}
+
+/// A node's processor architecture, when its labels say it: the
+/// kubelet's `kubernetes.io/arch`, or `slurm/arch` (a Slurm node's `Arch=`,
+/// which the import keeps).
+pub fn arch_of(node: &crate::inventory::Node) -> Option<Arch> {
+    ["kubernetes.io/arch", "slurm/arch"].iter().find_map(|k| node.labels.get(*k)).and_then(|v| Arch::parse(v))
+}
+
+/// One engine's default image on one architecture.
 pub struct Image {
     pub engine: &'static str,
-    /// For GPU profiles.
-    pub gpu: &'static str,
+    pub arch: Arch,
+    /// For GPU profiles; `None`: the engine publishes none for this
+    /// architecture.
+    pub gpu: Option<&'static str>,
     /// For CPU-only profiles (the same image where the engine has one).
-    pub cpu: &'static str,
+    pub cpu: Option<&'static str>,
     /// When that release came out (YYYY-MM-DD, or YYYY-MM where only the
     /// month is known).
     pub released: &'static str,
-    /// Where the tag and date were read.
+    /// Where the tag (and its architecture) and date were read.
     pub source: &'static str,
 }
 
 pub const TABLE: &[Image] = &[
     Image {
         engine: "vllm",
-        gpu: "vllm/vllm-openai:v0.29.0",
-        cpu: "vllm/vllm-openai:v0.29.0",
+        arch: Arch::Amd64,
+        gpu: Some("vllm/vllm-openai:v0.29.0"),
+        cpu: Some("vllm/vllm-openai:v0.29.0"),
         released: "2026-09-09",
         source: "coreweave/ml-containers PR #225 (vLLM v0.29.0)",
     },
     Image {
+        engine: "vllm",
+        arch: Arch::Arm64,
+        gpu: Some("vllm/vllm-openai:v0.29.0-aarch64"),
+        cpu: Some("vllm/vllm-openai-cpu:v0.29.0-arm64"),
+        released: "2026-09-09",
+        source: "vllm-project/vllm .buildkite/scripts/publish-release-images.sh (`v$VERSION-aarch64`, CPU `vllm-openai-cpu:v$VERSION-arm64`)",
+    },
+    Image {
         engine: "sglang",
-        gpu: "lmsysorg/sglang:v0.5.20-cu130",
-        cpu: "lmsysorg/sglang:v0.5.20-cu130",
+        arch: Arch::Amd64,
+        gpu: Some("lmsysorg/sglang:v0.5.20-cu130"),
+        cpu: Some("lmsysorg/sglang:v0.5.20-cu130"),
         released: "2026-09",
         source: "Docker Hub lmsysorg/sglang, tag form of docker/Dockerfile (v0.5.20)",
     },
     Image {
+        engine: "sglang",
+        arch: Arch::Arm64,
+        gpu: Some("lmsysorg/sglang:v0.5.20-cu130-arm64"),
+        cpu: Some("lmsysorg/sglang:v0.5.20-cu130-arm64"),
+        released: "2026-09",
+        source: "Docker Hub lmsysorg/sglang, the `-cu130-arm64` tag form of its releases (v0.5.7, v0.5.9 in public repositories)",
+    },
+    Image {
         engine: "tgi",
-        gpu: "ghcr.io/huggingface/text-generation-inference:3.3.7",
-        cpu: "ghcr.io/huggingface/text-generation-inference:3.3.7",
+        arch: Arch::Amd64,
+        gpu: Some("ghcr.io/huggingface/text-generation-inference:3.3.7"),
+        cpu: Some("ghcr.io/huggingface/text-generation-inference:3.3.7"),
         released: "2025-12-18",
         source: "git tag v3.3.7 of huggingface/text-generation-inference (in maintenance since)",
     },
     Image {
+        engine: "tgi",
+        arch: Arch::Arm64,
+        gpu: None,
+        cpu: None,
+        released: "2025-12-18",
+        source: "huggingface/text-generation-inference .github/workflows/build.yaml builds linux/amd64 only",
+    },
+    Image {
         engine: "llama.cpp",
-        gpu: "ghcr.io/ggml-org/llama.cpp:server-cuda-b10472",
-        cpu: "ghcr.io/ggml-org/llama.cpp:server-b10472",
+        arch: Arch::Amd64,
+        gpu: Some("ghcr.io/ggml-org/llama.cpp:server-cuda-b10472"),
+        cpu: Some("ghcr.io/ggml-org/llama.cpp:server-b10472"),
         released: "2026-08-17",
         source: "llama.cpp release b10472; tags per .github/workflows/docker.yml",
     },
     Image {
+        engine: "llama.cpp",
+        arch: Arch::Arm64,
+        gpu: None,
+        cpu: Some("ghcr.io/ggml-org/llama.cpp:server-b10472"),
+        released: "2026-08-17",
+        source: "llama.cpp .github/workflows/docker.yml: `cpu` built for linux/amd64 and linux/arm64, `cuda` for linux/amd64 only",
+    },
+    Image {
         engine: "trtllm",
-        gpu: "nvcr.io/nvidia/tensorrt-llm/release:1.2.1",
-        cpu: "nvcr.io/nvidia/tensorrt-llm/release:1.2.1",
+        arch: Arch::Amd64,
+        gpu: Some("nvcr.io/nvidia/tensorrt-llm/release:1.2.1"),
+        cpu: Some("nvcr.io/nvidia/tensorrt-llm/release:1.2.1"),
         released: "2026-04-16",
         source: "TensorRT-LLM 1.2.1, the stable release tensorrtllm_backend PR #853 moved to",
     },
     Image {
+        engine: "trtllm",
+        arch: Arch::Arm64,
+        gpu: Some("nvcr.io/nvidia/tensorrt-llm/release:1.2.1"),
+        cpu: Some("nvcr.io/nvidia/tensorrt-llm/release:1.2.1"),
+        released: "2026-04-16",
+        source: "the NGC release container is one multi-architecture tag (linux/amd64, linux/arm64: GH200, GB200)",
+    },
+    Image {
         engine: "ollama",
-        gpu: "ollama/ollama:0.32.15",
-        cpu: "ollama/ollama:0.32.15",
+        arch: Arch::Amd64,
+        gpu: Some("ollama/ollama:0.32.15"),
+        cpu: Some("ollama/ollama:0.32.15"),
         released: "2026-08-19",
         source: "git tag v0.32.15 of ollama/ollama",
+    },
+    Image {
+        engine: "ollama",
+        arch: Arch::Arm64,
+        gpu: Some("ollama/ollama:0.32.15"),
+        cpu: Some("ollama/ollama:0.32.15"),
+        released: "2026-08-19",
+        source: "ollama/ollama .github/workflows/release.yaml: one tag for linux/amd64 and linux/arm64",
     },
 ];
 
@@ -108,21 +198,43 @@ pub const ROCM: &[RocmImage] = &[
 ];
 
 /// The default image of an engine, for a GPU profile on this vendor's
-/// GPUs or a CPU-only profile.
-pub fn default_image_on(engine: &str, gpu: bool, vendor: crate::inventory::Vendor) -> &'static str {
+/// GPUs or a CPU-only profile, on nodes of this architecture; `None`
+/// where the engine publishes none for it (lint and render say so).
+pub fn default_image_for(
+    engine: &str,
+    gpu: bool,
+    vendor: crate::inventory::Vendor,
+    arch: Arch,
+) -> Option<&'static str> {
     if gpu
         && vendor == crate::inventory::Vendor::Amd
         && let Some(i) = ROCM.iter().find(|i| i.engine == engine)
     {
-        return i.image;
+        return Some(i.image);
     }
-    default_image(engine, gpu)
+    let i = TABLE.iter().find(|i| i.engine == engine && i.arch == arch)?;
+    if gpu { i.gpu } else { i.cpu }
 }
 
-/// The default image of an engine, for a GPU or a CPU-only profile.
+/// The default image of an engine, for a GPU profile on this vendor's
+/// GPUs or a CPU-only profile (x86-64 nodes).
+pub fn default_image_on(engine: &str, gpu: bool, vendor: crate::inventory::Vendor) -> &'static str {
+    default_image_for(engine, gpu, vendor, Arch::Amd64).unwrap_or_else(|| default_image(engine, gpu))
+}
+
+/// The default image of an engine, for a GPU or a CPU-only profile, on
+/// x86-64 nodes.
 pub fn default_image(engine: &str, gpu: bool) -> &'static str {
-    let i = TABLE.iter().find(|i| i.engine == engine).unwrap_or(&TABLE[TABLE.len() - 1]);
-    if gpu { i.gpu } else { i.cpu }
+    let i = TABLE.iter().find(|i| i.engine == engine && i.arch == Arch::Amd64).unwrap_or(&TABLE[TABLE.len() - 2]);
+    (if gpu { i.gpu } else { i.cpu }).unwrap_or_default()
+}
+
+/// Whether an image brings Ray: llmgw knows it of the default images,
+/// none of which does (vLLM's image stopped shipping it, and SGLang's
+/// never did); an image of another name is the operator's to know.
+pub fn ships_ray(image: &str) -> Option<bool> {
+    let defaults = TABLE.iter().flat_map(|i| [i.gpu, i.cpu]).flatten().chain(ROCM.iter().map(|i| i.image));
+    defaults.into_iter().any(|d| d == image).then_some(false)
 }
 
 /// A version from an image tag or an `engines` entry: `v0.11.1`,

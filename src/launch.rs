@@ -87,25 +87,33 @@ pub fn needs_ray(p: &Profile, nodes: usize, ray: bool) -> bool {
 pub const DIST_BLOCK: u16 = 8;
 
 /// Whether a multi-node vLLM replica starts over Ray: the profile says
-/// `launcher = "ray"`, or its vLLM is older than the first release with
-/// the multiprocessing backend across nodes: the version every node
-/// reports in `engines`, else the profile image's tag. Unknown: the
-/// current vLLM of the default image.
-pub fn vllm_over_ray(p: &Profile, nodes: &[&crate::inventory::Node]) -> bool {
+/// `launcher = "ray"`, or the vLLM that runs is older than the first
+/// release with the multiprocessing backend across nodes. Which vLLM
+/// runs: in a container (`image`: Kubernetes, Slurm with `--container`)
+/// the image's, by its tag, whatever the nodes have installed; in a bare
+/// Slurm job the one every node reports in `engines`, else the profile
+/// image's tag. Unknown: a current vLLM (the default image's).
+pub fn vllm_over_ray(p: &Profile, nodes: &[&crate::inventory::Node], image: Option<&str>) -> bool {
     if p.engine.name != "vllm" || nodes.len() < 2 {
         return false;
     }
     if p.serving.launcher.as_deref() == Some("ray") {
         return true;
     }
-    let reported: Vec<Option<(u32, u32, u32)>> = nodes
-        .iter()
-        .map(|n| n.engines.as_ref().and_then(|e| e.get("vllm")).and_then(|v| crate::images::version(v)))
-        .collect();
-    let version = if reported.iter().all(Option::is_some) {
-        reported.into_iter().flatten().min()
-    } else {
-        p.serving.image.as_deref().and_then(crate::images::tag).and_then(crate::images::version)
+    let of_image = |i: Option<&str>| i.and_then(crate::images::tag).and_then(crate::images::version);
+    let version = match image {
+        Some(i) => of_image(Some(i)),
+        None => {
+            let reported: Vec<Option<(u32, u32, u32)>> = nodes
+                .iter()
+                .map(|n| n.engines.as_ref().and_then(|e| e.get("vllm")).and_then(|v| crate::images::version(v)))
+                .collect();
+            if reported.iter().all(Option::is_some) {
+                reported.into_iter().flatten().min()
+            } else {
+                of_image(p.serving.image.as_deref())
+            }
+        }
     };
     version.is_some_and(|v| v < VLLM_MP_FROM)
 }
@@ -153,6 +161,20 @@ pub const START_TIMEOUT_S: u32 = 900;
 /// 200 GB (a cold download of a 405B model overruns half an hour).
 pub fn startup_timeout_s(p: &Profile, weight_bytes: Option<f64>) -> u32 {
     p.serving.startup_timeout_s.unwrap_or(if weight_bytes.is_some_and(|w| w > 200e9) { 3600 } else { 1800 })
+}
+
+/// Seconds an HTTP probe waits for an answer: 30 for SGLang, whose
+/// `/health` runs a one-token generation (and waits for it) before it
+/// answers; 5 for the others, whose health answers at once.
+pub fn probe_timeout_s(engine: &Engine) -> i32 {
+    if engine.name == "sglang" { 30 } else { 5 }
+}
+
+/// `NCCL_IB_HCA` naming exactly these adapters: NCCL reads the list as
+/// prefixes (`mlx5_1` also selects `mlx5_10` to `mlx5_17`) unless it
+/// starts with `=` (NCCL's environment variables, "NCCL_IB_HCA").
+pub fn nccl_ib_hca(hcas: &[String]) -> String {
+    format!("={}", hcas.join(","))
 }
 
 /// The HTTP path a server answers when it can take requests. Ollama has
@@ -220,6 +242,13 @@ impl Spec<'_> {
         }
         v.extend(self.profile.serving.args.iter().cloned());
         Some(v)
+    }
+
+    /// The context the memory fit assumed, in tokens: the profile's
+    /// `max_model_len`, else the model's own; `None` for a model without a
+    /// shape (the fit assumed none).
+    pub fn context(&self) -> Option<u32> {
+        self.profile.memory.sizing.as_ref().map(|s| s.max_model_len)
     }
 
     /// The node's start-up as a POSIX shell script, for one role.
@@ -378,8 +407,22 @@ impl Spec<'_> {
                 name_text = shell_text(self.served_name),
             )
         };
+        // The context the memory fit assumed (else Ollama's default, which
+        // truncates longer prompts without a word), and the model kept
+        // loaded: Ollama unloads an idle one after 5 minutes, and the next
+        // request waits for it to load again. The profile's env wins.
+        let own = |k: &str| self.profile.serving.env.iter().any(|(name, _)| name == k);
+        let mut knobs = self
+            .context()
+            .filter(|_| !own("OLLAMA_CONTEXT_LENGTH"))
+            .map(|n| format!("export OLLAMA_CONTEXT_LENGTH={n}\n"))
+            .unwrap_or_default();
+        if !own("OLLAMA_KEEP_ALIVE") {
+            knobs.push_str("export OLLAMA_KEEP_ALIVE=-1\n");
+        }
         format!(
             "export OLLAMA_HOST=0.0.0.0:{port}\n\
+             {knobs}\
              {serve} &\n\
              server=$!\n\
              trap 'kill -TERM \"$server\" 2>/dev/null' TERM INT\n\
@@ -404,7 +447,9 @@ impl Spec<'_> {
 
 /// Ray must be there: current vLLM images no longer ship it, and a
 /// script that carried on without it would only time out.
-const RAY_HERE: &str = "command -v ray >/dev/null 2>&1 || { echo \"llmgw: this vLLM starts across nodes over Ray, but ray is not installed here (install 'ray[default]', or run vLLM 0.11.1 or later without launcher = ray: it needs no Ray)\" >&2; exit 1; }\n";
+/// Pipeline parallelism over Ray (every node a stage) needs Ray's
+/// compiled graphs: vLLM's own requirement is `ray[cgraph]`.
+const RAY_HERE: &str = "command -v ray >/dev/null 2>&1 || { echo \"llmgw: this vLLM starts across nodes over Ray, but ray is not installed here (install 'ray[cgraph]': pipeline parallelism needs Ray's compiled graphs; or run vLLM 0.11.1 or later without launcher = ray: it needs no Ray)\" >&2; exit 1; }\n";
 
 /// Waits for `$server`: a signal the trap forwards interrupts the wait,
 /// so wait again until the server has finished, and exit as it did.

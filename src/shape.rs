@@ -168,7 +168,10 @@ impl Sizing {
     /// vLLM's `--max-model-len` and `--gpu-memory-utilization` (and the
     /// profile's `--max-num-seqs` and `--kv-cache-dtype` when it sets
     /// them), SGLang's `--context-length` and `--mem-fraction-static` (and
-    /// an FP8 cache). Other engines are told nothing.
+    /// an FP8 cache), llama.cpp's `--ctx-size` (the context times
+    /// `max_num_seqs`, and `--parallel` when the profile sets it). Ollama
+    /// reads its context from the environment (`launch`); the others are
+    /// told nothing.
     pub fn engine_args(&self, engine: &str) -> Vec<String> {
         let mut v = Vec::new();
         let (len, util) = (self.max_model_len.to_string(), self.utilization.to_string());
@@ -196,6 +199,15 @@ impl Sizing {
                 };
                 if let Some(n) = name {
                     v.extend(["--kv-cache-dtype".to_string(), n.to_string()]);
+                }
+            }
+            // llama-server's KV cache holds --ctx-size tokens in all,
+            // shared by its slots; without it, the model's training context.
+            "llama.cpp" => {
+                let total = u64::from(self.max_model_len) * u64::from(self.max_num_seqs.max(1));
+                v.extend(["--ctx-size".to_string(), total.to_string()]);
+                if self.max_num_seqs_set {
+                    v.extend(["--parallel".to_string(), self.max_num_seqs.to_string()]);
                 }
             }
             _ => {}

@@ -147,9 +147,48 @@ pub fn fleet_checks(cat: &Catalog, inv: &Inventory) -> Vec<Diag> {
                     .help("only nodes that report no engines at all (older agents) could take this profile"),
                 );
             }
+            out.extend(no_arm_image(cat, m, p, inv));
         }
     }
     out
+}
+
+/// A profile that names no image, whose engine publishes none for arm64
+/// (GH200, GB200 nodes), while nodes it could run on are arm64: render
+/// would give them the x86-64 image, which cannot start there.
+fn no_arm_image(cat: &Catalog, m: &Model, p: &Profile, inv: &Inventory) -> Option<Diag> {
+    use crate::images::{Arch, default_image_for};
+    let none = default_image_for(p.engine.name, !p.cpu_only(), crate::inventory::Vendor::Nvidia, Arch::Arm64).is_none();
+    if p.serving.image.is_some() || !none {
+        return None;
+    }
+    let class = p.gpu_class.as_deref();
+    let arm: Vec<&str> = inv
+        .nodes
+        .iter()
+        .filter(|n| crate::images::arch_of(n) == Some(Arch::Arm64))
+        .filter(|n| class.is_none_or(|c| n.gpus.iter().any(|g| g.class == c)))
+        .map(|n| n.id.as_str())
+        .collect();
+    if arm.is_empty() {
+        return None;
+    }
+    Some(
+        Diag::warning(
+            Code::NoArmImage,
+            format!(
+                "{} publishes no arm64 image{}, and {} {} arm64 (profile `{}` of `{}`)",
+                p.engine.name,
+                if p.cpu_only() { "" } else { " for GPUs" },
+                crate::report::shorten(&arm, 3),
+                if arm.len() == 1 { "is" } else { "are" },
+                p.name,
+                m.name
+            ),
+        )
+        .at(&cat.src, p.engine_span, "no arm64 image")
+        .help("give the profile an `image` built for arm64, or keep it off those nodes with a node_selector (kubernetes.io/arch=amd64)"),
+    )
 }
 
 /// The warnings `place` and `explain-placement` give too: a `gpu_class`, or

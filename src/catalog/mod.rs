@@ -106,6 +106,8 @@ pub struct Serving {
     pub startup_timeout_s: Option<u32>,
     /// `Some("ray")`: start vLLM across nodes over Ray whatever its version.
     pub launcher: Option<String>,
+    /// Where `launcher` is written, for lint.
+    pub launcher_span: Span,
     /// Kubernetes settings for this profile's pods, over the render flags.
     pub kubernetes: KubernetesKnobs,
     /// Slurm settings for this profile's jobs, over the render flags.
@@ -312,6 +314,7 @@ fn model(dec: &mut Decoder, node: &doc::Node<'_>) -> Option<Model> {
     let size = arch::ModelSize { params_b, weights_gb, bytes_per_param, weight_bytes };
     let mut resolved = Vec::with_capacity(profiles.len());
     for (mut p, fit) in profiles {
+        profiles_ok &= values::ray_in_image(dec, p.engine, p.nodes, p.cpu_only(), &p.serving);
         let who = (name.as_str(), p.name.as_str(), p.name_span);
         match arch::resolve(dec, &fit, &size, shape.as_ref(), who, p.cpu_only()) {
             Some(m) => p.memory = m,
@@ -521,7 +524,9 @@ fn serving(dec: &mut Decoder, t: &mut crate::decode::Table<'_, '_>) -> Option<Se
     let startup = t.optional(dec, "startup_timeout_s", |dec, n| {
         at_least_one(dec, n, "startup_timeout_s", 7 * 24 * 3600).map(|v| v as u32)
     });
+    let mut launcher_span = Span::default();
     let launcher = t.optional(dec, "launcher", |dec, n| {
+        launcher_span = n.span;
         let l = dec.string(n, "launcher")?;
         if !LAUNCHERS.contains(&l.as_str()) {
             let help = suggest(&l, LAUNCHERS.iter().copied(), "the launchers are");
@@ -555,6 +560,7 @@ fn serving(dec: &mut Decoder, t: &mut crate::decode::Table<'_, '_>) -> Option<Se
         shm_gb: shm_gb.ok()?,
         startup_timeout_s: startup.ok()?,
         launcher: launcher.ok()?,
+        launcher_span,
         kubernetes: kubernetes.ok()?.unwrap_or_default(),
         slurm: slurm.ok()?.unwrap_or_default(),
     })

@@ -188,6 +188,43 @@ pub(super) fn engine_spans(dec: &mut Decoder, engine: &engines::Engine, nodes: u
     false
 }
 
+/// `launcher = "ray"` across nodes runs `ray start` in the image: one that
+/// ships no Ray (every default image: vLLM's stopped shipping it) fails at
+/// start-up in every pod. A profile that names such an image is refused
+/// here, naming it; one that names none runs the default image on
+/// Kubernetes and under pyxis (render refuses it there) and the nodes'
+/// own vLLM in a bare Slurm job, so lint warns.
+pub(super) fn ray_in_image(
+    dec: &mut Decoder,
+    engine: &engines::Engine,
+    nodes: u32,
+    cpu_only: bool,
+    serving: &super::Serving,
+) -> bool {
+    if serving.launcher.as_deref() != Some("ray") || nodes <= 1 || engine.name != "vllm" {
+        return true;
+    }
+    let image = serving.image.as_deref().unwrap_or_else(|| crate::images::default_image(engine.name, !cpu_only));
+    if crate::images::ships_ray(image) != Some(false) {
+        return true;
+    }
+    let help = "drop `launcher` (vLLM 0.11.1 and later start across nodes without Ray), or give the profile an `image` with Ray installed (`pip install 'ray[cgraph]'`: pipeline parallelism across nodes needs Ray's compiled graphs)";
+    let message = format!("launcher = \"ray\" runs `ray start` in {image}, which ships no Ray");
+    if serving.image.is_some() {
+        dec.error(Code::RayNotInImage, serving.launcher_span, message, "no Ray in the image", Some(help.into()));
+        return false;
+    }
+    dec.push(
+        crate::diag::Diag::warning(
+            Code::RayNotInImage,
+            format!("{message} (the default image: on Kubernetes and under pyxis; a bare Slurm job runs the nodes' own vLLM)"),
+        )
+        .at(&dec.src, serving.launcher_span, "no Ray in the default image")
+        .help(format!("{help}; render refuses it for pods and pyxis jobs")),
+    );
+    true
+}
+
 /// `kubernetes = { priority_class, service_account, image_pull_secrets,
 /// labels, annotations }`.
 pub(super) fn kubernetes_knobs(dec: &mut Decoder, n: &doc::Node<'_>) -> Option<super::KubernetesKnobs> {

@@ -54,25 +54,25 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
         service_account: a.service_account.clone(),
         image_pull_secrets: a.image_pull_secret.clone(),
         devices: a.devices,
-        gateway: k8s::gateway::from_flags(a.epp.as_deref(), a.gateway_parent.as_deref())?,
+        gateway: k8s::gateway::from_flags(a.epp.as_deref(), a.gateway_parent.as_deref(), &a.route_timeout)?,
     };
     if let Some(stop) = &a.common.stop {
-        if !a.common.inventory.is_empty() {
-            return Err(Diag::error(Code::BadArgument, "--inventory goes with --stop only for render slurm")
-                .help("Kubernetes objects are deleted by name; the plans alone give the names")
-                .into());
-        }
         let (old, new) = stop_plans(stop)?;
-        let mut lines =
-            k8s::stop_lines(&old, &crate::plan::stopped(&old, &new), settings.namespace.as_deref(), settings.devices);
-        if let Some(g) = &settings.gateway {
-            lines.push_str(&k8s::stop_gateway_lines(&old, &new, g, settings.namespace.as_deref()));
-        }
+        // The inventory, when given, says which replicas ran in an NVLink
+        // domain (and so have a ComputeDomain to delete).
+        let inventory =
+            if a.common.inventory.is_empty() { None } else { Some(load::inventories(&a.common.inventory)?) };
+        let lines = k8s::stop_lines(
+            &old,
+            &new,
+            &crate::plan::stopped(&old, &new),
+            &k8s::Stop { namespace: settings.namespace.as_deref(), settings: &settings, inventory: inventory.as_ref() },
+        );
         return print(&lines);
     }
     let target = out::target(a.common.output.as_deref())?;
     let inp = inputs(&a.common)?;
-    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory, a.common.allow_stale)?;
+    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory, a.common.allow_stale, true)?;
     crate::report::diagnostics::eprint(&resolved.warnings);
     let _lock = match &target {
         Target::Dir(dir) => Some(out::lock(dir)?),
@@ -136,7 +136,7 @@ pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
     };
     let target = out::target(a.common.output.as_deref())?;
     let inp = inputs(&a.common)?;
-    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory, a.common.allow_stale)?;
+    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory, a.common.allow_stale, settings.pyxis)?;
     crate::report::diagnostics::eprint(&resolved.warnings);
     // Held from reading the ports of the folder's scripts to the last write.
     let _lock = match &target {

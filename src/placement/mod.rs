@@ -97,6 +97,8 @@ pub enum Reason {
     },
     /// The node reports CPUs and has not one free.
     NoCpus,
+    /// The node reports memory and has none free (SPEC 20, amending 12).
+    NoMemory,
     /// Less free memory (whole GiB, rounded down) than the profile's `memory_gb`.
     FreeMemory {
         free_gib: u64,

@@ -226,8 +226,9 @@ impl<'i> Fleet<'i> {
 
     /// CPUs and free memory, the last checks (docs/placement.md): a profile
     /// that says `cpus` / `memory_gb` needs that much free; one that does
-    /// not needs one free CPU where the node reports CPUs. What a node
-    /// does not report is never checked.
+    /// not needs one free CPU where the node reports CPUs, and some free
+    /// memory where it reports memory. What a node does not report is
+    /// never checked.
     pub fn resource_check(&self, node: u32, p: &Compiled<'_>) -> Result<(), Reason> {
         let ni = node as usize;
         let serving = &p.profile.serving;
@@ -239,10 +240,15 @@ impl<'i> Fleet<'i> {
                 _ => {}
             }
         }
-        if let (Some(total), Some(gb)) = (self.mem_total[ni], serving.memory_gb) {
+        if let Some(total) = self.mem_total[ni] {
             let free = total.saturating_sub(self.mem_held[ni]);
-            if free < gb.saturating_mul(1024) {
-                return Err(Reason::FreeMemory { free_gib: free / 1024 });
+            match serving.memory_gb {
+                Some(gb) if free < gb.saturating_mul(1024) => return Err(Reason::FreeMemory { free_gib: free / 1024 }),
+                // A replica given no memory at all would be rendered with no
+                // request: Kubernetes then admits it anywhere, and a Slurm job
+                // without --mem gets the site's default, often the whole node.
+                None if free == 0 => return Err(Reason::NoMemory),
+                _ => {}
             }
         }
         Ok(())

@@ -52,14 +52,27 @@ impl Job<'_> {
         .unwrap_or_default()
     }
 
+    /// The architecture of the replica's nodes: arm64 when one of them
+    /// says so (GH200, GB200), else x86-64.
+    pub fn arch(&self) -> crate::images::Arch {
+        use crate::images::Arch;
+        if self.nodes.iter().any(|n| crate::images::arch_of(n) == Some(Arch::Arm64)) {
+            Arch::Arm64
+        } else {
+            Arch::Amd64
+        }
+    }
+
     /// The image the replica runs: the profile's, else the engine's
-    /// default for its GPUs' vendor.
+    /// default for its GPUs' vendor and its nodes' architecture (an
+    /// engine with no image for that architecture: its x86-64 one, which
+    /// lint and render warn of).
     pub fn image(&self) -> &str {
         let p = self.profile;
-        p.serving
-            .image
-            .as_deref()
-            .unwrap_or_else(|| crate::images::default_image_on(p.engine.name, !p.cpu_only(), self.vendor()))
+        p.serving.image.as_deref().unwrap_or_else(|| {
+            crate::images::default_image_for(p.engine.name, !p.cpu_only(), self.vendor(), self.arch())
+                .unwrap_or_else(|| crate::images::default_image_on(p.engine.name, !p.cpu_only(), self.vendor()))
+        })
     }
 }
 
@@ -106,11 +119,15 @@ const STALE_HELP: &str = "give the catalog the plan was made from, or place agai
 
 /// Checks the plan against the inventory and resolves it against the
 /// catalog; every problem at once, nothing half-done.
+/// `containers`: the replicas run in their images (Kubernetes, Slurm with
+/// `--container`), so the image's vLLM decides how it starts across
+/// nodes; else the nodes' own.
 pub fn resolve<'a>(
     plan: &'a Plan,
     cat: &'a Catalog,
     inv: &'a Inventory,
     allow_stale: bool,
+    containers: bool,
 ) -> Result<Resolved<'a>, Vec<Diag>> {
     let mut errors = check::stale(plan, inv);
     let mut warnings = Vec::new();
@@ -207,15 +224,34 @@ pub fn resolve<'a>(
             errors.push(at(d));
             continue;
         }
-        let per_node = per_node(e);
-        let resources = least(&per_node);
-        let nvlink = nvlink(e, &nodes);
-        let hcas = if nvlink.is_some() { Vec::new() } else { hcas(e, &nodes) };
-        let ray = crate::launch::vllm_over_ray(profile, &nodes);
-        jobs.push(Job { entry: e, model, profile, nodes, weights, resources, per_node, hcas, ray, nvlink });
+        let (per_node, nvlink) = (per_node(e), nvlink(e, &nodes));
+        let (resources, hcas) = (least(&per_node), if nvlink.is_some() { Vec::new() } else { hcas(e, &nodes) });
+        let mut job = Job { entry: e, model, profile, nodes, weights, resources, per_node, hcas, ray: false, nvlink };
+        job.ray = crate::launch::vllm_over_ray(profile, &job.nodes, containers.then(|| job.image()));
+        match ray_missing(&job).filter(|_| containers) {
+            Some(d) => errors.push(at(d)),
+            None => jobs.push(job),
+        }
     }
-    warnings.extend(resource_warning(&jobs));
+    warnings.extend(resource_warning(&jobs).into_iter().chain(arm_warning(&jobs)));
     if errors.is_empty() { Ok(Resolved { plan, jobs, skipped, warnings }) } else { Err(errors) }
+}
+
+/// A replica that runs `ray start` in an image that ships no Ray: it would
+/// fail in every pod or step.
+fn ray_missing(job: &Job<'_>) -> Option<Diag> {
+    (job.ray && crate::images::ships_ray(job.image()) == Some(false)).then(|| {
+        Diag::error(
+            Code::CannotRender,
+            format!(
+                "{} r{}: launcher = \"ray\" runs `ray start` in {}, which ships no Ray",
+                job.entry.model,
+                job.entry.replica,
+                job.image()
+            ),
+        )
+        .help("drop `launcher` (vLLM 0.11.1 and later start across nodes without Ray), or give the profile an `image` with Ray installed (`pip install 'ray[cgraph]'`)")
+    })
 }
 
 /// Why the replica's planned GPUs are not what its profile runs on: the
@@ -332,7 +368,7 @@ fn unrenderable(e: &Entry, profile: &Profile, nodes: &[&Node], weights: &Weights
 /// names, else (a replica that already runs) the first NVLink domain by
 /// name that all its nodes are in; `None` where that is not an NVLink
 /// domain on every one of its nodes.
-fn nvlink(e: &Entry, nodes: &[&Node]) -> Option<String> {
+pub fn nvlink(e: &Entry, nodes: &[&Node]) -> Option<String> {
     use crate::inventory::FabricKind;
     if nodes.len() < 2 {
         return None;
@@ -453,6 +489,31 @@ pub fn names_of(r: &Resolved<'_>, names: impl Fn(&[&Entry]) -> Vec<String>) -> V
     let at: std::collections::HashMap<*const Entry, usize> =
         all.iter().enumerate().map(|(i, e)| (std::ptr::from_ref(*e), i)).collect();
     r.jobs.iter().map(|j| at.get(&std::ptr::from_ref(j.entry)).map(|&i| named[i].clone()).unwrap_or_default()).collect()
+}
+
+/// One warning for the replicas on arm64 nodes whose engine publishes no
+/// arm64 image: they are given the x86-64 one, which cannot start there.
+fn arm_warning(jobs: &[Job<'_>]) -> Option<Diag> {
+    use crate::images::{Arch, default_image_for};
+    let bad: Vec<String> = jobs
+        .iter()
+        .filter(|j| j.profile.serving.image.is_none() && j.arch() == Arch::Arm64)
+        .filter(|j| default_image_for(j.profile.engine.name, !j.profile.cpu_only(), j.vendor(), Arch::Arm64).is_none())
+        .map(|j| format!("{} r{} ({})", j.entry.model, j.entry.replica, j.profile.engine.name))
+        .collect();
+    if bad.is_empty() {
+        return None;
+    }
+    Some(
+        Diag::warning(
+            Code::NoArmImage,
+            format!(
+                "{}: on arm64 nodes, but the engine publishes no arm64 image; rendered with its x86-64 image, which cannot start there",
+                crate::report::shorten(&bad.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+            ),
+        )
+        .help("give the profile an `image` built for arm64, or keep it off arm64 nodes (node_selector kubernetes.io/arch=amd64)"),
+    )
 }
 
 /// One warning for the replicas rendered without a CPU or memory request.

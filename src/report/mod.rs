@@ -114,6 +114,7 @@ impl<'a> Names<'a> {
                 format!("has {} free CPUs, needs {}", cpus_text(free_millis), p.serving.cpus.unwrap_or_default())
             }
             Reason::NoCpus => "has no free CPUs".into(),
+            Reason::NoMemory => "has no free memory".into(),
             Reason::FreeMemory { free_gib } => {
                 format!("has {free_gib} GiB of free memory, needs {}", p.serving.memory_gb.unwrap_or_default())
             }
@@ -172,6 +173,7 @@ impl<'a> Names<'a> {
                 format!("{has} {} free CPUs, needs {}", cpus_text(free_millis), p.serving.cpus.unwrap_or_default())
             }
             Reason::NoCpus => format!("{has} no free CPUs"),
+            Reason::NoMemory => format!("{has} no free memory"),
             Reason::FreeMemory { free_gib } => {
                 format!("{has} {free_gib} GiB of free memory, needs {}", p.serving.memory_gb.unwrap_or_default())
             }

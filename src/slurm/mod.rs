@@ -34,8 +34,7 @@ pub struct Settings {
     pub jobs_user: String,
 }
 
-/// The user running llmgw, as `$USER` or `$LOGNAME` name them, else the
-/// numeric uid.
+/// The user running llmgw, as `$USER` or `$LOGNAME` name them, else the numeric uid.
 pub fn running_user() -> String {
     ["USER", "LOGNAME"]
         .iter()
@@ -142,16 +141,14 @@ fn node(input: &Input<'_>, i: usize, r: &Record, settings: &Settings, warnings: 
                 .help("Slurm lists MIG devices, not the GPUs they are cut from: llmgw adds those GPUs, in MIG mode"),
         );
     }
-    let mut labels = BTreeMap::new();
-    for f in &r.features {
-        labels.insert(f.clone(), "true".to_string());
-    }
+    let mut labels: BTreeMap<String, String> = r.features.iter().map(|f| (f.clone(), "true".to_string())).collect();
     for p in &r.partitions {
         labels.insert(format!("slurm/partition.{p}"), "true".to_string());
     }
     if let Some(t) = &g.first_type {
         labels.insert("slurm/gres-type".to_string(), t.clone());
     }
+    labels.extend(r.arch_label());
     // What `render slurm` asks for to get a MIG device of a profile.
     for (profile, ty) in &g.mig_types {
         labels.insert(format!("slurm/mig-gres-type.{profile}"), ty.clone());

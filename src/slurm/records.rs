@@ -34,7 +34,18 @@ pub struct Record {
     pub alloc_memory: Option<u64>,
     /// `AllocTRES` / `tres_used`: `cpu=9,mem=320G,gres/gpu=2`.
     pub alloc_tres: Option<String>,
+    /// `Arch` / `architecture`: `x86_64`, `aarch64` (which image runs).
+    pub arch: Option<String>,
     pub at: At,
+}
+
+impl Record {
+    /// `slurm/arch` for a node that is not x86-64 (GH200, GB200: it needs
+    /// arm64 images); x86-64 is assumed, and not written.
+    pub fn arch_label(&self) -> Option<(String, String)> {
+        let a = self.arch.as_ref().filter(|a| crate::images::Arch::parse(a) != Some(crate::images::Arch::Amd64))?;
+        Some(("slurm/arch".to_string(), a.clone()))
+    }
 }
 
 /// Where a record came from.
@@ -282,6 +293,7 @@ fn node_object(file: &File<'_>, i: usize, n: &Value) -> Result<Record, Vec<Diag>
         mem_spec: json_number(file, &path, "mem_spec", n.get("specialized_memory"), crate::import::MAX_MIB)?,
         alloc_memory: json_number(file, &path, "alloc_memory", n.get("alloc_memory"), crate::import::MAX_MIB)?,
         alloc_tres: n.get("tres_used").and_then(Value::as_str).map(str::to_string),
+        arch: n.get("architecture").and_then(Value::as_str).filter(|a| !a.is_empty()).map(str::to_string),
         at: At::Json(path),
     })
 }
@@ -331,6 +343,7 @@ fn sinfo_group(file: &File<'_>, i: usize, g: &Value) -> Result<Vec<Record>, Vec<
             mem_spec: None,
             alloc_memory,
             alloc_tres: None,
+            arch: None,
             at: At::Json(path.clone()),
         });
     }
@@ -402,6 +415,7 @@ fn text_record(src: &Source, r: &TextRecord) -> Result<Record, Diag> {
         mem_spec: num("MemSpecLimit", crate::import::MAX_MIB)?,
         alloc_memory: num("AllocMem", crate::import::MAX_MIB)?,
         alloc_tres: get("AllocTRES").map(str::to_string),
+        arch: get("Arch").filter(|a| !a.is_empty()).map(str::to_string),
         at: At::Text { line: r.span, fields: r.fields.iter().map(|(k, s, _)| (k.clone(), *s)).collect() },
     })
 }

@@ -109,6 +109,7 @@ pub fn render<'a>(
         }
     }
     let mut out = Rendered { scripts: Vec::new(), endpoints: Vec::new(), warnings: Vec::new() };
+    out.warnings.extend(untyped_gres(r));
     for (j, name) in r.jobs.iter().zip(names) {
         if let Some(bad) = j.nodes.iter().find(|n| !plain(&n.id)) {
             errors.push(
@@ -189,6 +190,13 @@ pub fn render<'a>(
     if errors.is_empty() { Ok(out) } else { Err(errors) }
 }
 
+/// Whether the replica starts as an MPI job of one task a GPU:
+/// TensorRT-LLM on more than one GPU (`srun --mpi=pmix` with
+/// `trtllm-llmapi-launch`, as its Slurm examples run it).
+fn mpi_launch(j: &Job<'_>) -> bool {
+    j.profile.engine.name == "trtllm" && j.profile.gpus_per_node > 1
+}
+
 /// A new replica's ports: its wanted ones, or the next free on its nodes;
 /// an error naming the nodes when none is left below 65536.
 fn take_ports<'a>(book: &mut PortBook<'a>, nodes: &[&'a str], j: &Job<'_>) -> Result<Ports, Diag> {
@@ -266,15 +274,15 @@ fn settings_values(s: &Settings) -> Vec<Diag> {
     .collect()
 }
 
-/// `gpu:<type>:<count>` for one node's share: the planned GPUs' own gres
-/// type (the GPU name an import from Slurm gives; else the class), a MIG
-/// device's profile for a MIG replica.
+/// `gpu:<type>:<count>` for one node's share: on a node imported from
+/// Slurm the planned GPUs' own gres type (the GPU name the import gives),
+/// a MIG device's gres type for a MIG replica; on any other node no type
+/// (`gpu:<count>`, and render warns): llmgw's class is not a name Slurm
+/// knows, and sbatch refuses a gres type no node has.
 fn gres(j: &Job<'_>) -> Option<String> {
     let at = &j.entry.nodes[0];
     let node: &Node = j.nodes[0];
     let gpu = node.gpus.get(node.gpu_position(*at.gpus.first()?)?)?;
-    // Imported from Slurm (its labels say so): GPU names are gres types.
-    let from_slurm = node.labels.keys().any(|k| k.starts_with("slurm/"));
     if let [m] = at.mig_devices.as_slice() {
         // The gres type Slurm itself gives the device (an autodetected
         // `nvidia_a100_3g.39gb`), which the import keeps; else the profile.
@@ -283,14 +291,40 @@ fn gres(j: &Job<'_>) -> Option<String> {
         return Some(format!("gpu:{ty}:1"));
     }
     let count = at.gpus.len();
-    match (from_slurm && plain(&gpu.name), gpu.name.as_str(), node.labels.get("slurm/gres-type")) {
+    match (from_slurm(node), gpu.name.as_str(), node.labels.get("slurm/gres-type")) {
         // Untyped gres (`Gres=gpu:8`): no type to ask for.
         (true, "gpu", _) => Some(format!("gpu:{count}")),
-        (true, name, _) => Some(format!("gpu:{name}:{count}")),
-        // A node from elsewhere that says its gres type.
-        (false, _, Some(ty)) => Some(format!("gpu:{ty}:{count}")),
-        (false, _, None) => Some(format!("gpu:{}:{count}", gpu.class)),
+        (true, name, _) if plain(name) => Some(format!("gpu:{name}:{count}")),
+        // A node that says its gres type by label.
+        (true, _, Some(ty)) => Some(format!("gpu:{ty}:{count}")),
+        _ => Some(format!("gpu:{count}")),
     }
+}
+
+/// Imported from Slurm (its labels say so): GPU names are gres types.
+fn from_slurm(node: &Node) -> bool {
+    node.labels.keys().any(|k| k.starts_with("slurm/"))
+}
+
+/// One warning for the replicas whose GPUs are asked for without a type.
+fn untyped_gres(r: &Resolved<'_>) -> Option<Diag> {
+    let names: Vec<String> = r
+        .jobs
+        .iter()
+        .filter(|j| j.entry.nodes.first().is_some_and(|a| !a.gpus.is_empty() && a.mig_devices.is_empty()))
+        .filter(|j| !from_slurm(j.nodes[0]))
+        .map(|j| format!("{} r{}", j.entry.model, j.entry.replica))
+        .collect();
+    (!names.is_empty()).then(|| {
+        Diag::warning(
+            Code::UntypedGres,
+            format!(
+                "{}: on nodes not imported from Slurm, so their GPUs are asked for without a gres type (`--gres=gpu:N`): Slurm may give GPUs of another type",
+                crate::report::shorten(&names.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+            ),
+        )
+        .help("import the nodes with `llmgw inventory import slurm` (their gres types come with them), or give the profile `slurm = { constraint = ... }` to pick the GPU type")
+    })
 }
 
 fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> String {
@@ -305,8 +339,11 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
     let mut nodelist: Vec<&str> = j.nodes.iter().map(|n| n.id.as_str()).collect();
     nodelist.sort_by(|a, b| slurm_order(a, b));
     let _ = writeln!(t, "#SBATCH --nodelist={}", nodelist.join(","));
-    t.push_str("#SBATCH --ntasks-per-node=1\n");
-    let cpus = j.resources.millicpus.map(|m| (m / 1000).max(1));
+    // TensorRT-LLM on several GPUs is an MPI job: one task a GPU, each
+    // with its share of the CPUs (its docs' Slurm launch).
+    let tasks = if mpi_launch(j) { p.gpus_per_node.max(1) } else { 1 };
+    let _ = writeln!(t, "#SBATCH --ntasks-per-node={tasks}");
+    let cpus = j.resources.millicpus.map(|m| (m / 1000 / u64::from(tasks)).max(1));
     if let Some(c) = cpus {
         let _ = writeln!(t, "#SBATCH --cpus-per-task={c}");
     }
@@ -344,37 +381,22 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
     }
     let hcas = &j.hcas;
     if nodes > 1 && !hcas.is_empty() {
-        let _ = writeln!(t, "export NCCL_IB_HCA={}", quote(&hcas.join(",")));
+        let _ = writeln!(t, "export NCCL_IB_HCA={}", quote(&crate::launch::nccl_ib_hca(hcas)));
     }
     // Any node's engine dying ends the job (and so the replica), rather
     // than leaving the others waiting for it.
-    let mut srun = String::from("srun --kill-on-bad-exit=1 --ntasks-per-node=1");
+    let mut srun = String::from("srun --kill-on-bad-exit=1");
+    if tasks > 1 {
+        srun.push_str(" --mpi=pmix");
+    }
+    let _ = write!(srun, " --ntasks-per-node={tasks}");
     if let Some(c) = cpus {
         let _ = write!(srun, " --cpus-per-task={c}");
     }
     let image = j.image();
     let in_llama_image = s.pyxis && image.contains("ggml-org/llama.cpp");
     if s.pyxis {
-        let _ = write!(srun, " --container-image={}", quote(&pyxis_image(image)));
-        match &j.weights {
-            // The node's copy of the weights, seen at the same path inside.
-            crate::launch::Weights::Local(path) => {
-                let _ = write!(srun, " --container-mounts={}", quote(&format!("{path}:{path}:ro")));
-            }
-            // Hub downloads into the node's cache, not into the container's
-            // root file system, which pyxis throws away: a restart does not
-            // fetch the weights again.
-            crate::launch::Weights::Hub(_) if p.engine.name != "ollama" => {
-                let dir = s.cache_dir.as_deref().map_or_else(|| "~/.cache/huggingface".to_string(), quote);
-                let _ = writeln!(t, "export HF_HOME={dir}");
-                if p.engine.name == "llama.cpp" {
-                    t.push_str("export LLAMA_CACHE=\"$HF_HOME\"\n");
-                }
-                t.push_str("mkdir -p \"$HF_HOME\"\n");
-                srun.push_str(" --container-mounts=\"$HF_HOME:$HF_HOME\"");
-            }
-            crate::launch::Weights::Hub(_) => {}
-        }
+        pyxis(&mut t, &mut srun, j, s, image);
     }
     let spec = Spec { profile: p, served_name: &e.model, weights: &j.weights, nodes: nodes as u32, ports, ray: j.ray };
     if nodes <= 1 {
@@ -384,6 +406,10 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
                 // /app/llama-server, not on PATH.
                 if in_llama_image && argv[0] == "llama-server" {
                     argv[0] = "/app/llama-server".to_string();
+                }
+                // Rank 0 serves; the other ranks become its MPI workers.
+                if tasks > 1 {
+                    argv.insert(0, "trtllm-llmapi-launch".to_string());
                 }
                 let _ = writeln!(t, "{srun} {}", words(&argv));
             }
@@ -403,6 +429,30 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
     };
     let _ = writeln!(t, "{srun} bash -c {}", quote(&each));
     t
+}
+
+/// Under pyxis: the image, a writable root, and the caches mounted.
+fn pyxis(t: &mut String, srun: &mut String, j: &Job<'_>, s: &Settings, image: &str) {
+    let p = j.profile;
+    // enroot's root file system is read-only unless asked otherwise, and
+    // the engines write caches (torch compile, Triton, Hugging Face) at
+    // start-up: writable, and the caches in the node's cache folder,
+    // mounted, so a restart finds them and fetches no weights again.
+    let _ = write!(srun, " --container-image={} --container-writable", quote(&pyxis_image(image)));
+    let dir = s.cache_dir.as_deref().map_or_else(|| "~/.cache/huggingface".to_string(), quote);
+    let _ = writeln!(t, "export HF_HOME={dir}");
+    t.push_str("export VLLM_CACHE_ROOT=\"$HF_HOME/vllm\" XDG_CACHE_HOME=\"$HF_HOME/xdg\"\n");
+    match p.engine.name {
+        "llama.cpp" => t.push_str("export LLAMA_CACHE=\"$HF_HOME\"\n"),
+        "ollama" => t.push_str("export OLLAMA_MODELS=\"$HF_HOME/ollama\"\n"),
+        _ => {}
+    }
+    t.push_str("mkdir -p \"$HF_HOME\" \"$VLLM_CACHE_ROOT\" \"$XDG_CACHE_HOME\"\n");
+    srun.push_str(" --container-mounts=\"$HF_HOME:$HF_HOME\"");
+    // The node's copy of the weights, seen at the same path inside.
+    if let crate::launch::Weights::Local(path) = &j.weights {
+        let _ = write!(srun, ",{}", quote(&format!("{path}:{path}:ro")));
+    }
 }
 
 /// The script `render slurm -o DIR` writes beside the jobs' scripts.

@@ -85,6 +85,7 @@ fn the_most_restrictive_state_wins() {
         mem_spec: None,
         alloc_memory: None,
         alloc_tres: None,
+        arch: None,
         at: records::At::Json(vec![]),
     };
     assert_eq!(state(&r(&["IDLE"])), Ok(State::Ready));

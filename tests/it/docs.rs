@@ -234,17 +234,36 @@ fn the_default_image_table_of_the_docs_is_the_one_render_uses() {
         .filter(|l| l.starts_with("| ") && !l.starts_with("| engine") && !l.starts_with("|---"))
         .map(|l| l.trim_matches('|').split(" | ").map(|c| c.trim().trim_matches('`').to_string()).collect())
         .collect();
+    let cell = |v: Option<&str>| v.map_or_else(|| "none".to_string(), str::to_string);
     let want: Vec<Vec<String>> = llmgw::images::TABLE
         .iter()
         .map(|i| {
-            let cpu = if i.cpu == i.gpu { "the same".to_string() } else { i.cpu.to_string() };
-            vec![i.engine.to_string(), i.gpu.to_string(), cpu, i.released.to_string(), i.source.to_string()]
+            let cpu = if i.cpu == i.gpu { "the same".to_string() } else { cell(i.cpu) };
+            vec![
+                i.engine.to_string(),
+                i.arch.as_str().to_string(),
+                cell(i.gpu),
+                cpu,
+                i.released.to_string(),
+                i.source.to_string(),
+            ]
         })
         .collect();
     assert_eq!(rows, want, "docs/serving.md's table and src/images.rs say the same");
     for i in llmgw::images::TABLE {
-        assert!(!i.gpu.ends_with(":latest") && i.gpu.contains(':'), "{}: pin a release", i.engine);
-        assert_eq!(llmgw::launch::default_image(i.engine, true), i.gpu);
+        for image in [i.gpu, i.cpu].into_iter().flatten() {
+            assert!(!image.ends_with(":latest") && image.contains(':'), "{}: pin a release", i.engine);
+        }
+        if i.arch == llmgw::images::Arch::Amd64 {
+            assert_eq!(Some(llmgw::launch::default_image(i.engine, true)), i.gpu);
+        }
+    }
+    // Every engine has a row for each architecture: no arm64 node is left
+    // to guess.
+    for e in ["vllm", "sglang", "tgi", "llama.cpp", "trtllm", "ollama"] {
+        for a in [llmgw::images::Arch::Amd64, llmgw::images::Arch::Arm64] {
+            assert_eq!(llmgw::images::TABLE.iter().filter(|i| i.engine == e && i.arch == a).count(), 1, "{e} {a:?}");
+        }
     }
 }
 

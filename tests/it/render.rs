@@ -158,7 +158,8 @@ fn kubernetes_objects_serve_as_the_engines_document() {
         let caps = c.security_context.as_ref().unwrap().capabilities.as_ref().unwrap();
         assert_eq!(caps.add.as_deref(), Some(&["IPC_LOCK".to_string()][..]));
         let hca = env(c, "NCCL_IB_HCA").unwrap().value.as_deref().unwrap();
-        assert_eq!(hca, "mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7");
+        // Exact names (`=`): a bare list is prefixes, mlx5_1 would also be mlx5_10.
+        assert_eq!(hca, "=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7");
         // All of the node's CPUs (8 of 8 GPUs), no memory reported by synth? It reports it.
         let req = c.resources.as_ref().unwrap().requests.as_ref().unwrap();
         assert_eq!(req["cpu"].0, "224");
@@ -171,7 +172,9 @@ fn kubernetes_objects_serve_as_the_engines_document() {
     // Weights from the hub: the optional token Secret and a cache on the node.
     let token = env(lc, "HF_TOKEN").unwrap().value_from.as_ref().unwrap().secret_key_ref.as_ref().unwrap();
     assert_eq!((token.name.as_str(), token.key.as_str(), token.optional), ("llmgw-hf-token", "token", Some(true)));
-    assert_eq!(env(lc, "HF_HOME").unwrap().value.as_deref(), Some("/var/cache/llmgw/huggingface"));
+    // On the disk the nodes report (and placement checked), not on the root
+    // file system.
+    assert_eq!(env(lc, "HF_HOME").unwrap().value.as_deref(), Some("/models/.cache/huggingface"));
 
     // MIG vLLM: a Deployment, Recreate, pinned by name, on its own port.
     let mig: Deployment = serde_json::from_value(docs[1].clone()).unwrap();

@@ -223,7 +223,8 @@ fn stop_prints_what_the_new_plan_drops_or_moves_never_what_runs() {
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     assert_eq!(
         stdout(&out),
-        "kubectl delete leaderworkerset/llmgw-deepseek-v3-r0 -n serving\nkubectl delete deployment/llmgw-qwen2-5-7b-gguf-r0 -n serving\n"
+        "kubectl delete leaderworkerset/llmgw-deepseek-v3-r0 -n serving\nkubectl delete deployment/llmgw-qwen2-5-7b-gguf-r0 -n serving\n\
+         kubectl delete service/llmgw-qwen2-5-7b-gguf -n serving\n"
     );
     // The same plan: nothing to stop.
     let out = run(&["render", "slurm", "--stop", o, o]);

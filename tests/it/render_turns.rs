@@ -179,9 +179,10 @@ fn slurm_details_gres_labels_pyxis_cpu_shares_and_two_tgi_on_a_node() {
     // CPU-only pod holds 32, the first replica 48, the second gets the 16 left.
     assert_eq!(text.matches("#SBATCH --cpus-per-task=48\n").count(), 1, "{text}");
     assert_eq!(text.matches("#SBATCH --cpus-per-task=16\n").count(), 1, "{text}");
-    // pyxis: the registry with a hash, the node's weights mounted.
+    // pyxis: the registry with a hash, a writable root, the caches and the
+    // node's weights mounted.
     assert!(
-        text.contains("--container-image='ghcr.io#huggingface/text-generation-inference:2.4.0' --container-mounts=/models/org/m:/models/org/m:ro"),
+        text.contains("--container-image='ghcr.io#huggingface/text-generation-inference:2.4.0' --container-writable --container-mounts=\"$HF_HOME:$HF_HOME\",/models/org/m:/models/org/m:ro"),
         "{text}"
     );
     // The second sharded launcher on the node gets its own rendezvous.

@@ -483,7 +483,8 @@ fn leaderworkerset_commands_serve_under_the_environment_lws_gives() {
     let d = dir.path();
     let (state, log) = (d.join("state"), d.join("log"));
     std::fs::create_dir_all(&log).unwrap();
-    let ray = "[[model]]\nname = \"llama-405b\"\n[[model.profile]]\nname = \"ray\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\nnodes = 2\n";
+    // A pod runs its image's vLLM: an older one (with Ray) starts over Ray.
+    let ray = "[[model]]\nname = \"llama-405b\"\n[[model.profile]]\nname = \"ray\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\nnodes = 2\nimage = \"vllm/vllm-openai:v0.8.5\"\n";
     let sgl = "[[model]]\nname = \"deepseek\"\n[[model.profile]]\nname = \"sgl\"\nengine = \"sglang\"\ngpu_class = \"h100-80gb-hbm3\"\ngpus_per_node = 8\nnodes = 2\n";
     let mut group = Group::default();
     let hosts_file = d.join("hosts");

@@ -261,14 +261,19 @@ fn vllm_across_nodes_runs_without_ray_unless_it_is_older_or_asked() {
     // On Slurm one script: rank 0 serves, the others are headless.
     let leader = slurm.split("else").next().unwrap();
     assert!(leader.contains("SLURM_NODEID\" = 0") && !leader.contains("--headless"), "{slurm}");
-    // Older vLLM, by the nodes' versions or by the image's tag, or asked: Ray.
-    for (extra, engines) in [
-        ("", "engines = { vllm = \"0.10.2\" }"),
-        ("image = \"vllm/vllm-openai:v0.8.5\"", ""),
-        ("launcher = \"ray\"", "engines = { vllm = \"0.29.0\" }"),
+    // Older vLLM, by the image's tag, or asked (in an image that has Ray):
+    // Ray. The nodes' own versions decide only for a bare Slurm job: a pod
+    // runs its image's vLLM, whatever the node has installed.
+    for (extra, engines, in_pods) in [
+        ("", "engines = { vllm = \"0.10.2\" }", false),
+        ("image = \"vllm/vllm-openai:v0.8.5\"", "", true),
+        ("launcher = \"ray\"\nimage = \"registry.local/vllm-ray:0.29.0\"", "engines = { vllm = \"0.29.0\" }", true),
     ] {
         let (slurm, kube) = two_node_vllm(extra, engines);
-        for text in [&slurm, &kube] {
+        if !in_pods {
+            assert!(kube.contains("--nnodes 2") && !kube.contains("ray start"), "{kube}");
+        }
+        for text in if in_pods { vec![&slurm, &kube] } else { vec![&slurm] } {
             assert!(
                 text.contains("ray start --head --port=6379 --include-dashboard=false"),
                 "{extra} {engines}: {text}"
@@ -439,7 +444,7 @@ fn discovered_cache_paths_reach_the_engines_and_exist() {
     let catalog = write(
         dir.path(),
         "c.toml",
-        "[[model]]\nname = \"llama\"\nsource = \"meta-llama/Llama-3.1-8B-Instruct\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\n\
+        "[[model]]\nname = \"llama\"\nsource = \"meta-llama/Llama-3.1-8B-Instruct\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\nmemory_gb = 1\n\
          [[model]]\nname = \"qwen\"\nsource = \"Qwen/Qwen2.5-7B-Instruct-GGUF\"\n[[model.profile]]\nname = \"cpu\"\nengine = \"llama.cpp\"\n",
     );
     let plan = dir.path().join("plan.json");

@@ -92,6 +92,11 @@ refuses() {
 
 # --- vLLM -----------------------------------------------------------------
 refuses "vllm: an unknown flag" 2 "unrecognized arguments: --frobnicate" n1 vllm serve m --frobnicate
+refuses "vllm: a flag vLLM 0.29.0 no longer has" 2 "unrecognized arguments: --swap-space" n1 vllm serve m --swap-space 4
+refuses "vllm: an empty --node-rank (a rank variable nobody set)" 2 "argument --node-rank/-r: invalid int value: ''" n2 \
+    vllm serve m -tp 4 -pp 2 --nnodes 2 --node-rank "" --master-addr n1 --headless
+refuses "vllm: a --node-rank that is no integer" 2 "argument --node-rank/-r: invalid int value: 'one'" n2 \
+    vllm serve m -tp 4 -pp 2 --nnodes 2 --node-rank one --master-addr n1 --headless
 refuses "vllm: TP 4 on 2 visible GPUs" 1 "World size (4) is larger than the number of available GPUs (2)" n1 \
     env CUDA_VISIBLE_DEVICES=0,1 vllm serve m --tensor-parallel-size 4
 refuses "vllm: PP 2 without --distributed-executor-backend ray" 1 "set '--distributed-executor-backend ray'" n1 \
@@ -219,6 +224,10 @@ else bad "vllm mp: worker gone: /health $health, completion $code" "$(cat "$tmp/
 # --- SGLang ----------------------------------------------------------------------
 refuses "sglang: an empty --node-rank" 2 "argument --node-rank: invalid int value: ''" n2 \
     python3 -m sglang.launch_server --model-path m --tp 8 --nnodes 2 --node-rank "" --dist-init-addr n1:"$P7"
+refuses "sglang: a --node-rank that is no integer" 2 "argument --node-rank: invalid int value: 'one'" n2 \
+    python3 -m sglang.launch_server --model-path m --tp 8 --nnodes 2 --node-rank one --dist-init-addr n1:"$P7"
+refuses "sglang: a flag SGLang 0.5.20 does not have" 2 "unrecognized arguments: --enable-nan-detection" n2 \
+    python3 -m sglang.launch_server --model-path m --enable-nan-detection
 refuses "sglang: --tp not divisible by --nnodes" 1 "tp_size must be divisible by number of nodes" n2 \
     python3 -m sglang.launch_server --model-path m --tp 7 --nnodes 2 --node-rank 1 --dist-init-addr n1:"$P7"
 refuses "sglang: --model-path is required" 2 "the following arguments are required: --model-path" n2 \
@@ -296,10 +305,31 @@ wait_http "http://127.0.0.13:$P2/health" 200 10 && ok "tgi: serves on 0.0.0.0:PO
 refuses "tgi: a second sharded launcher on the node, same master port" 1 "EADDRINUSE" n3 \
     env CUDA_VISIBLE_DEVICES=2,3 text-generation-launcher --model-id m2 --num-shard 2 --port "$P3"
 
+# SGLang's /health generates a token and looks at 1 s steps: never under a
+# second. A probe that gives it one second fails; five answer.
+start sgslow n3 python3 -m sglang.launch_server --model-path m --host 0.0.0.0 --port "$P10"
+if wait_http "http://127.0.0.13:$P10/v1/models" 200 10 &&
+    [ "$(curl -s -m 1 -o /dev/null -w '%{http_code}' "http://127.0.0.13:$P10/health")" = 000 ] &&
+    [ "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.13:$P10/health")" = 200 ]; then
+    ok "sglang: /health takes over a second (a 1 s probe fails, a 5 s one answers)"
+else bad "sglang slow /health" "$(cat "$tmp/sgslow.out")"; fi
+kill "$pid_sgslow"
+
 # --- TRT-LLM -------------------------------------------------------------------
 refuses "trtllm-serve: MODEL is required" 2 "Missing argument 'MODEL'" n1 trtllm-serve --tp_size 2
 refuses "trtllm-serve: an unknown option" 2 "No such option: --tensor-parallel-size" n1 trtllm-serve m --tensor-parallel-size 2
 refuses "trtllm-serve: TP 4 on 2 GPUs" 1 "exceeds the 2 GPUs" n1 env CUDA_VISIBLE_DEVICES=0,1 trtllm-serve m --tp_size 4
+# trtllm-llmapi-launch: rank 0 runs the server, the other ranks wait as its
+# MPI workers; a rank that is no number fails the launcher's own test.
+refuses "trtllm-llmapi-launch: a rank that is no number" 2 "integer expression expected" n1 \
+    env SLURM_PROCID=x trtllm-llmapi-launch trtllm-serve m
+start trtw n2 env SLURM_PROCID=1 trtllm-llmapi-launch trtllm-serve m --host 0.0.0.0 --port "$P6"
+start trt0 n1 env SLURM_PROCID=0 CUDA_VISIBLE_DEVICES=0,1 trtllm-llmapi-launch trtllm-serve m --host 0.0.0.0 --port "$P6" --tp_size 2
+if wait_http "http://127.0.0.11:$P6/health" 200 10 && [ "$(http "http://127.0.0.12:$P6/health")" = 000 ] &&
+    kill -0 "$pid_trtw" 2>/dev/null; then
+    ok "trtllm-llmapi-launch: rank 0 serves, rank 1 waits and serves nothing"
+else bad "trtllm-llmapi-launch" "$(cat "$tmp/trt0.out" "$tmp/trtw.out")"; fi
+kill "$pid_trt0" "$pid_trtw"
 start trt n1 env CUDA_VISIBLE_DEVICES=0 trtllm-serve m --port "$P4"
 sleep 1.5
 if [ "$(http "http://127.0.0.11:$P4/health")" = 000 ] && kill -0 "$pid_trt" 2>/dev/null; then

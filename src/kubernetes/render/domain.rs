@@ -24,9 +24,9 @@ pub struct ComputeDomain {
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ComputeDomainSpec {
-    /// The replica's node count: the driver reports the domain ready when
-    /// that many IMEX daemons are (and, with IMEXDaemonsWithDNSNames off,
-    /// holds the pods until then); the field is on its way out.
+    /// 0, as the CRD recommends with `IMEXDaemonsWithDNSNames` (the
+    /// driver's default), under which a count only gates the domain's
+    /// status; the field is deprecated. The engines wait for their peers.
     pub num_nodes: i64,
     pub channel: Channel,
 }
@@ -51,7 +51,7 @@ impl Ctx<'_, '_> {
             kind: "ComputeDomain".into(),
             metadata: self.meta(Some(self.name.clone()), &[]),
             spec: ComputeDomainSpec {
-                num_nodes: i64::try_from(self.entry().nodes.len()).unwrap_or(i64::MAX),
+                num_nodes: 0,
                 channel: Channel {
                     resource_claim_template: TemplateRef { name: channel_name(&self.name) },
                     allocation_mode: "Single".into(),

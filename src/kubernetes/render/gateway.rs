@@ -30,6 +30,8 @@ pub struct Gateway {
     pub epp_port: u16,
     /// The Gateway the routes attach to: its namespace and name.
     pub parent: Option<(String, String)>,
+    /// Each route rule's `timeouts.request` (`--route-timeout`).
+    pub route_timeout: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -99,6 +101,15 @@ pub struct ParentRef {
 pub struct RouteRule {
     pub matches: Vec<RouteMatch>,
     pub backend_refs: Vec<BackendRef>,
+    /// How long a request may take: a gateway's default (often 15 to 30 s)
+    /// would cut a long generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<RouteTimeouts>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RouteTimeouts {
+    pub request: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -176,7 +187,7 @@ impl Pool<'_> {
 
     /// The route from the Gateway `ns/name` to the pool, for requests
     /// that name this model.
-    pub fn route(&self, (ns, name): &(String, String)) -> HttpRoute {
+    pub fn route(&self, (ns, name): &(String, String), timeout: &str) -> HttpRoute {
         HttpRoute {
             api_version: "gateway.networking.k8s.io/v1".into(),
             kind: "HTTPRoute".into(),
@@ -201,6 +212,7 @@ impl Pool<'_> {
                         kind: "InferencePool".into(),
                         name: self.name.to_string(),
                     }],
+                    timeouts: Some(RouteTimeouts { request: timeout.to_string() }),
                 }],
             },
         }
@@ -262,11 +274,43 @@ pub fn parent(v: &str) -> Result<(String, String), Diag> {
 
 /// The gateway `render kubernetes` was asked for, from its flags, each
 /// checked.
-pub fn from_flags(epp_flag: Option<&str>, parent_flag: Option<&str>) -> Result<Option<Gateway>, Diag> {
+pub fn from_flags(
+    epp_flag: Option<&str>,
+    parent_flag: Option<&str>,
+    route_timeout: &str,
+) -> Result<Option<Gateway>, Diag> {
     let Some(e) = epp_flag else { return Ok(None) };
     let (epp, epp_port) = epp(e)?;
     let parent = parent_flag.map(parent).transpose()?;
-    Ok(Some(Gateway { epp, epp_port, parent }))
+    if !duration(route_timeout) {
+        return Err(Diag::error(
+            Code::BadArgument,
+            format!("--route-timeout {}: not a Gateway API duration", crate::term::escape(route_timeout)),
+        )
+        .help(
+            "one to four whole numbers, each with h, m, s or ms: 300s, 10m, 1h30m (the HTTPRoute CRD's own pattern)",
+        ));
+    }
+    Ok(Some(Gateway { epp, epp_port, parent, route_timeout: route_timeout.to_string() }))
+}
+
+/// A Gateway API `Duration` as the HTTPRoute CRD validates it:
+/// `^([0-9]{1,5}(h|m|s|ms)){1,4}$`.
+fn duration(v: &str) -> bool {
+    let mut rest = v;
+    let mut parts = 0;
+    while !rest.is_empty() {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if !(1..=5).contains(&digits) {
+            return false;
+        }
+        rest = &rest[digits..];
+        let unit = ["ms", "h", "m", "s"].into_iter().find(|u| rest.starts_with(u));
+        let Some(u) = unit else { return false };
+        rest = &rest[u.len()..];
+        parts += 1;
+    }
+    (1..=4).contains(&parts)
 }
 
 /// What to warn of in the pools written: several pools naming one

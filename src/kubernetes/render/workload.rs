@@ -8,7 +8,7 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy}
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource, ExecAction, HTTPGetAction,
     HostPathVolumeSource, LocalObjectReference, ObjectFieldSelector, PodSpec, PodTemplateSpec, Probe,
-    ResourceRequirements, SecretKeySelector, SecurityContext, Volume, VolumeMount,
+    ResourceRequirements, SeccompProfile, SecretKeySelector, SecurityContext, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -18,6 +18,10 @@ use super::{Ctx, GRACE_S, HF_CACHE, LWS, Object};
 use crate::kubernetes::lws::{LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate, WORKER_INDEX_LABEL};
 use crate::launch::{self, Ports, Role, Spec, Weights};
 use crate::render::names;
+
+/// Failures in a row, 30 s apart, before a LeaderWorkerSet leader is
+/// restarted (and with it every pod of the group): 6, three minutes.
+const LEADER_LIVENESS_FAILURES: i32 = 6;
 
 impl Ctx<'_, '_> {
     /// The pod templates' roles and the nodes each is pinned to. The
@@ -110,7 +114,7 @@ impl Ctx<'_, '_> {
         let mut mounts = vec![VolumeMount { name: "dshm".into(), mount_path: "/dev/shm".into(), ..Default::default() }];
         let (path, read_only, kind) = match &j.weights {
             Weights::Local(p) => (p.clone(), true, None),
-            Weights::Hub(_) => (HF_CACHE.to_string(), false, Some("DirectoryOrCreate".to_string())),
+            Weights::Hub(_) => (self.cache_dir(), false, Some("DirectoryOrCreate".to_string())),
         };
         volumes.push(Volume {
             name: "weights".into(),
@@ -167,6 +171,9 @@ impl Ctx<'_, '_> {
             _ => (Some(vec!["/bin/sh".into(), "-c".into(), spec.script(role, &LWS)]), None),
         };
         let serves = role != Role::Worker;
+        // Every answer within what the engine needs: the kubelet's default
+        // is 1 s, and SGLang's /health runs a generation first.
+        let timeout = launch::probe_timeout_s(p.engine);
         let probe = |period: i32, failures: i32| Probe {
             http_get: Some(HTTPGetAction {
                 path: Some(launch::health_path(p.engine).into()),
@@ -174,6 +181,7 @@ impl Ctx<'_, '_> {
                 ..HTTPGetAction::default()
             }),
             period_seconds: Some(period),
+            timeout_seconds: Some(timeout),
             failure_threshold: Some(failures),
             ..Probe::default()
         };
@@ -183,6 +191,7 @@ impl Ctx<'_, '_> {
             Probe {
                 exec: Some(ExecAction { command: Some(vec!["ollama".into(), "show".into(), j.entry.model.clone()]) }),
                 period_seconds: Some(10),
+                timeout_seconds: Some(timeout),
                 failure_threshold: Some(3),
                 ..Probe::default()
             }
@@ -213,15 +222,55 @@ impl Ctx<'_, '_> {
             }),
             startup_probe: serves.then(|| probe(10, startup_failures)),
             readiness_probe: serves.then_some(ready),
-            // Once started, a server that stops answering is restarted.
-            liveness_probe: serves.then(|| probe(30, 3)),
-            security_context: rdma.map(|_| SecurityContext {
-                capabilities: Some(Capabilities { add: Some(vec!["IPC_LOCK".into()]), ..Default::default() }),
-                ..SecurityContext::default()
-            }),
+            // Once started, a server that stops answering is restarted. A
+            // LeaderWorkerSet leader's restart recreates the whole group, so
+            // it is given at least 3 minutes of failures (a long prefill, a
+            // pause), not 90 s.
+            liveness_probe: serves
+                .then(|| if role == Role::Leader { probe(30, LEADER_LIVENESS_FAILURES) } else { probe(30, 3) }),
+            security_context: self.security_context(rdma.is_some()),
             volume_mounts: Some(mounts),
             ..Container::default()
         }
+    }
+
+    /// Where the hub's weights are kept on the node, across restarts: under
+    /// the disk the inventory reports (`disk.path`, the one placement
+    /// checked for room) when every node of the replica reports the same,
+    /// else /var/cache/llmgw/huggingface on the root file system.
+    fn cache_dir(&self) -> String {
+        let paths: Vec<Option<&str>> = self
+            .job
+            .nodes
+            .iter()
+            .map(|n| n.disk.as_ref().map(|d| d.path.trim_end_matches('/')).filter(|p| p.starts_with('/')))
+            .collect();
+        match paths.first() {
+            Some(Some(first)) if paths.iter().all(|p| p == &Some(*first)) => format!("{first}/.cache/huggingface"),
+            _ => HF_CACHE.to_string(),
+        }
+    }
+
+    /// What the container may do beyond the default: lock memory for RDMA
+    /// (IPC_LOCK); on several AMD GPUs what vLLM's ROCm Kubernetes example
+    /// sets (SYS_PTRACE, seccomp Unconfined: ROCm's peer-to-peer IPC
+    /// between the GPU processes needs them). Both need the Pod Security
+    /// level `privileged` (docs/kubernetes.md).
+    fn security_context(&self, rdma: bool) -> Option<SecurityContext> {
+        let j = self.job;
+        let amd = j.vendor() == crate::inventory::Vendor::Amd && j.profile.gpus_per_node > 1;
+        let mut add: Vec<String> = Vec::new();
+        if rdma {
+            add.push("IPC_LOCK".into());
+        }
+        if amd {
+            add.push("SYS_PTRACE".into());
+        }
+        (!add.is_empty()).then(|| SecurityContext {
+            capabilities: Some(Capabilities { add: Some(add), ..Default::default() }),
+            seccomp_profile: amd.then(|| SeccompProfile { type_: "Unconfined".into(), ..Default::default() }),
+            ..SecurityContext::default()
+        })
     }
 
     fn env(&self, rdma: bool) -> Vec<EnvVar> {
@@ -241,10 +290,11 @@ impl Ctx<'_, '_> {
                 }),
                 ..EnvVar::default()
             });
-            env.push(var("HF_HOME", HF_CACHE.into()));
+            let cache = self.cache_dir();
+            env.push(var("HF_HOME", cache.clone()));
             match j.profile.engine.name {
-                "llama.cpp" => env.push(var("LLAMA_CACHE", format!("{HF_CACHE}/llama.cpp"))),
-                "ollama" => env.push(var("OLLAMA_MODELS", format!("{HF_CACHE}/ollama"))),
+                "llama.cpp" => env.push(var("LLAMA_CACHE", format!("{cache}/llama.cpp"))),
+                "ollama" => env.push(var("OLLAMA_MODELS", format!("{cache}/ollama"))),
                 _ => {}
             }
         }
@@ -264,7 +314,7 @@ impl Ctx<'_, '_> {
             });
         }
         if rdma {
-            env.push(var("NCCL_IB_HCA", j.hcas.join(",")));
+            env.push(var("NCCL_IB_HCA", launch::nccl_ib_hca(&j.hcas)));
         }
         env
     }

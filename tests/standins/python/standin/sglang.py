@@ -48,13 +48,13 @@ VALUE = {
     "--reasoning-parser": str, "--tool-call-parser": str, "--data-parallel-size": int,
     "--load-balance-method": str, "--dist-init-addr": str, "--nnodes": int, "--node-rank": int,
     "--json-model-override-args": str, "--attention-backend": str, "--sampling-backend": str,
-    "--grammar-backend": str, "--cuda-graph-max-bs": int, "--speculative-algorithm": str,
+    "--grammar-backend": str, "--speculative-algorithm": str,
     "--speculative-draft-model-path": str, "--speculative-num-steps": int,
     "--speculative-eagle-topk": int, "--speculative-num-draft-tokens": int,
     "--expert-parallel-size": int, "--ep-num-redundant-experts": int, "--moe-a2a-backend": str,
     "--decode-log-interval": int, "--max-loras-per-batch": int, "--max-lora-rank": int,
     "--tokenizer-worker-num": int, "--cpu-offload-gb": int, "--config": str, "--prefill-attention-backend": str,
-    "--decode-attention-backend": str, "--moe-runner-backend": str, "--enable-hierarchical-cache-size": str,
+    "--decode-attention-backend": str, "--moe-runner-backend": str,
 }
 ALIASES = {
     "--model-path": ["--model"],
@@ -71,7 +71,7 @@ FLAGS = """
 --enable-p2p-check --disable-overlap-schedule --enable-mixed-chunk --disable-custom-all-reduce
 --enable-lora --enable-deterministic-inference --enable-two-batch-overlap --enable-eplb
 --disable-shared-experts-fusion --enable-priority-scheduling --grpc-mode --enable-fp32-lm-head
---enable-trace --enable-hierarchical-cache --disable-chunked-prefix-cache --enable-nan-detection
+--enable-trace --enable-hierarchical-cache --disable-chunked-prefix-cache
 """.split()
 
 
@@ -146,10 +146,26 @@ def main(argv, argv0=("python3", "-m", "sglang.launch_server")):
             return core.serve_http(record, PROG, net, host, port, app,
                                    f"sglang stand-in: rank {rank}/{nnodes} joined {dist}; dummy health server")
     app = core.App(record, lambda: [served], "sglang")
-    app.routes[("GET", "/health_generate")] = lambda _: (200, "")
+    # /health and /health_generate are one handler that generates a token
+    # and checks, at 1 s steps, whether the scheduler answered: never
+    # sooner than a second (python/sglang/srt/entrypoints/http_server.py,
+    # `health_generate`; SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION is on by
+    # default). A probe that waits one second fails.
+    app.routes[("GET", "/health")] = health_generate
+    app.routes[("GET", "/health_generate")] = health_generate
     app.routes[("GET", "/get_model_info")] = lambda _: (200, {"model_path": a.model_path, "is_generation": True})
     app.routes[("GET", "/get_server_info")] = lambda _: (200, {"tp_size": tp, "nnodes": nnodes, "node_rank": rank})
     return core.serve_http(record, PROG, net, host, port, app, f"sglang stand-in: serving {served}")
+
+
+def health_generate(_):
+    time.sleep(HEALTH_SECONDS)
+    return 200, ""
+
+
+# How long the leader's /health takes: its first check, 1 s after sending
+# the generation, plus the time to generate one token.
+HEALTH_SECONDS = float(os.environ.get("STANDIN_SGLANG_HEALTH_SECONDS", "1.2"))
 
 
 def hello(rank, nnodes, tp, pp):

@@ -35,45 +35,45 @@ from . import core, raycore
 
 PROG = "vllm serve"
 
+# The flags of vLLM 0.29.0's own `vllm serve` parser (vllm/engine/arg_utils.py
+# `EngineArgs.add_cli_args`, vllm/entrypoints/launchers/cli_args.py
+# `make_arg_parser`) that render or the tests use: a flag vLLM 0.29.0 no
+# longer has (--swap-space, --task, --disable-log-requests, ...) is refused,
+# exit 2, as vLLM refuses it (tests/standins/README.md).
 VALUE_FLAGS = """
 --model --tokenizer --host --port --uds --uvicorn-log-level --allowed-origins --allowed-methods
 --allowed-headers --api-key --chat-template --chat-template-content-format --response-role
 --ssl-keyfile --ssl-certfile --ssl-ca-certs --ssl-cert-reqs --root-path --middleware
---tool-call-parser --tool-parser-plugin --reasoning-parser --log-config-file --max-log-len
---runner --convert --task --tokenizer-mode --dtype --seed --hf-config-path --revision
---code-revision --tokenizer-revision --max-model-len --quantization --max-logprobs --logprobs-mode
---config-format --hf-overrides --override-generation-config --generation-config --model-impl
---load-format --download-dir --model-loader-extra-config --ignore-patterns
---distributed-executor-backend --pipeline-parallel-size --tensor-parallel-size
---data-parallel-size --data-parallel-rank --data-parallel-start-rank --data-parallel-size-local
---data-parallel-address --data-parallel-rpc-port --data-parallel-backend
---max-parallel-loading-workers --nnodes --node-rank --master-addr --master-port --block-size
---gpu-memory-utilization --kv-cache-memory-bytes --swap-space --kv-cache-dtype
---num-gpu-blocks-override --prefix-caching-hash-algo --cpu-offload-gb --max-num-batched-tokens
---max-num-seqs --max-num-partial-prefills --max-long-partial-prefills
---long-prefill-token-threshold --scheduling-policy --limit-mm-per-prompt --mm-processor-kwargs
---max-lora-rank --max-loras --max-cpu-loras --lora-dtype --speculative-config
---compilation-config --kv-transfer-config --kv-events-config --additional-config --tool-server
---config --otlp-traces-endpoint --collect-detailed-traces --max-seq-len-to-capture --worker-cls
---worker-extension-cls --api-server-count --cuda-graph-sizes --structured-outputs-config
---guided-decoding-backend --reasoning-parser-plugin --max-num-seqs --pooler-config
---enable-log-outputs-level --distributed-timeout-seconds --expert-placement-strategy
---all2all-backend --eplb-config --decode-context-parallel-size --mm-encoder-tp-mode
---media-io-kwargs --served-model-name --lora-modules --hf-token --uvicorn-access-log-exclude-paths
+--tool-call-parser --tool-parser-plugin --reasoning-parser --log-config-file --max-log-len --runner
+--convert --tokenizer-mode --dtype --seed --hf-config-path --revision --code-revision
+--tokenizer-revision --max-model-len --quantization --max-logprobs --logprobs-mode --config-format
+--hf-overrides --override-generation-config --generation-config --model-impl --load-format
+--download-dir --model-loader-extra-config --ignore-patterns --distributed-executor-backend
+--pipeline-parallel-size --tensor-parallel-size --data-parallel-size --data-parallel-rank
+--data-parallel-start-rank --data-parallel-size-local --data-parallel-address
+--data-parallel-rpc-port --data-parallel-backend --max-parallel-loading-workers --nnodes --node-rank
+--master-addr --master-port --block-size --gpu-memory-utilization --kv-cache-memory-bytes
+--kv-cache-dtype --num-gpu-blocks-override --prefix-caching-hash-algo --cpu-offload-gb
+--max-num-batched-tokens --max-num-seqs --long-prefill-token-threshold --scheduling-policy
+--limit-mm-per-prompt --mm-processor-kwargs --max-lora-rank --max-loras --max-cpu-loras --lora-dtype
+--speculative-config --compilation-config --kv-transfer-config --kv-events-config
+--additional-config --tool-server --config --otlp-traces-endpoint --collect-detailed-traces
+--worker-cls --worker-extension-cls --api-server-count --structured-outputs-config
+--reasoning-parser-plugin --max-num-seqs --pooler-config --distributed-timeout-seconds
+--expert-placement-strategy --all2all-backend --eplb-config --decode-context-parallel-size
+--mm-encoder-tp-mode --media-io-kwargs --served-model-name --lora-modules --hf-token
 """.split()
 
 BOOL_FLAGS = """
 --trust-remote-code --enforce-eager --enable-prefix-caching --enable-chunked-prefill
---disable-log-stats --disable-log-requests --enable-log-requests --enable-auto-tool-choice
---enable-expert-parallel --enable-lora --disable-custom-all-reduce --disable-sliding-window
---skip-tokenizer-init --enable-prompt-tokens-details --enable-server-load-tracking
---disable-fastapi-docs --enable-request-id-headers --disable-frontend-multiprocessing --headless
---async-scheduling --enable-sleep-mode --enable-force-include-usage --return-tokens-as-token-ids
---disable-uvicorn-access-log --enable-eplb --enable-dbo --ray-workers-use-nsight
---calculate-kv-scales --use-tqdm-on-load --enable-tokenizer-info-endpoint --enable-mm-embeds
---disable-cascade-attn --enable-log-outputs --enable-lora-bias --fully-sharded-loras
---disable-chunked-mm-input --enable-multimodal-encoder-data-parallel --enforce-eager
---enable-reasoning --multi-step-stream-outputs --enable-sequence-parallel
+--disable-log-stats --enable-log-requests --enable-auto-tool-choice --enable-expert-parallel
+--enable-lora --disable-custom-all-reduce --disable-sliding-window --skip-tokenizer-init
+--enable-prompt-tokens-details --enable-server-load-tracking --disable-fastapi-docs
+--enable-request-id-headers --headless --async-scheduling --enable-sleep-mode
+--enable-force-include-usage --return-tokens-as-token-ids --disable-uvicorn-access-log --enable-eplb
+--enable-dbo --ray-workers-use-nsight --use-tqdm-on-load --enable-tokenizer-info-endpoint
+--enable-mm-embeds --disable-cascade-attn --enable-log-outputs --fully-sharded-loras
+--disable-chunked-mm-input --enforce-eager
 """.split()
 
 SHORT = {
