@@ -181,6 +181,15 @@ impl Vendor {
     fn is_nvidia(&self) -> bool {
         *self == Vendor::Nvidia
     }
+    /// The resource its device plugin offers GPUs as, and so the key of
+    /// the taint clouds put on its GPU nodes (`nvidia.com/gpu`,
+    /// `amd.com/gpu`): a pod asking for that resource tolerates it.
+    pub fn resource(self) -> &'static str {
+        match self {
+            Vendor::Nvidia => crate::taints::GPU_KEY,
+            Vendor::Amd => crate::taints::AMD_GPU_KEY,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
