@@ -83,6 +83,12 @@ codes! {
     DefaultPrefixFabric => "llmgw::inventory::default-prefix-fabric", "a fabric named after its subnet manager";
     UnusedGpuClass => "llmgw::inventory::unused-gpu-class", "a GPU class that no profile of the catalogs given asks for";
     UnreadMemory => "llmgw::import::unread-memory", "a GPU memory value that does not read, taken as unknown";
+    UnknownMemory => "llmgw::import::unknown-memory", "GPUs whose memory no label or device gives, so the memory fit is skipped for them";
+    SliceNumbering => "llmgw::kubernetes::slice-numbering", "GPUs of DRA slices numbered by their place on the PCI bus, for want of a minor number in their names";
+    DuplicateUuid => "llmgw::kubernetes::duplicate-uuid", "two devices that publish one UUID";
+    ClaimsNotGiven => "llmgw::kubernetes::claims-not-given", "pods that claim devices through DRA, imported without --claims";
+    ForeignClaim => "llmgw::kubernetes::foreign-claim", "a DRA claim with llmgw's labels that is not a claim of its replica's pods";
+    DraAndDevicePlugin => "llmgw::kubernetes::dra-and-device-plugin", "a node whose GPUs both NVIDIA's DRA driver and its device plugin hand out";
     NoGpus => "llmgw::discover::no-gpus", "NVML reported no GPUs: a CPU-only node";
     DefaultSubnetPrefix => "llmgw::discover::default-subnet-prefix", "an InfiniBand fabric named by its subnet manager, not its prefix";
     ProbeFailed => "llmgw::discover::probe-failed", "an engine probe that timed out or failed";

@@ -8,10 +8,9 @@
 //! silently hold no GPU. Pods that hold more than the node has are warned
 //! about; the later ones hold what is left.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use k8s_openapi::api::core::v1::Pod;
-
+use super::podspec::{Pod, plain};
 use super::requests::{self, Demands};
 use super::{File, Step};
 use crate::diag::{Code, Diag};
@@ -74,8 +73,8 @@ fn pinned(pod: &Pod, annotations: &BTreeMap<String, String>) -> Vec<String> {
     let terms = spec
         .and_then(|s| s.affinity.as_ref())
         .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref())
-        .map(|r| r.node_selector_terms.clone())
+        .and_then(|a| a.required.as_ref())
+        .map(|r| r.node_selector_terms.as_slice())
         .unwrap_or_default();
     for t in terms {
         for r in t.match_fields.iter().flatten().chain(t.match_expressions.iter().flatten()) {
@@ -87,7 +86,7 @@ fn pinned(pod: &Pod, annotations: &BTreeMap<String, String>) -> Vec<String> {
     if out.is_empty()
         && let Some(h) = spec.and_then(|s| s.node_selector.as_ref()).and_then(|s| s.get("kubernetes.io/hostname"))
     {
-        out.push(h.clone());
+        out.push(h.0.clone());
     }
     if out.is_empty() {
         for key in ["llmgw.io/gpus", "llmgw.io/mig-devices"] {
@@ -103,24 +102,43 @@ fn pinned(pod: &Pod, annotations: &BTreeMap<String, String>) -> Vec<String> {
     out
 }
 
+/// The pods that are llmgw's replicas once the trust rules have sifted
+/// them: (namespace, name) -> (model, replica, the nodes it is bound or
+/// pinned to). A DRA claim is a replica's only when one of these is its pod.
+pub type Replicas = HashMap<(String, String), (String, u32, Vec<String>)>;
+
 /// GPUs, MIG devices, CPUs and memory the pods hold, as allocations on
 /// their nodes; pending llmgw pods hold what they ask for on the node they
-/// are pinned to.
+/// are pinned to. `claims`: whether the claims were given, which say what
+/// pods that claim devices through DRA hold.
 pub fn allocations(
     file: &File<'_>,
     nodes: &mut [Node],
     namespaces: Option<&[String]>,
+    claims: bool,
     warnings: &mut Vec<Diag>,
-) -> Result<(), Vec<Diag>> {
+) -> Result<Replicas, Vec<Diag>> {
     let mut problems = Problems::default();
     let mut held: Vec<Held> = Vec::new();
     let mut waiting: Vec<Waiting> = Vec::new();
-    file.each("Pod", &mut problems, |i, pod: Pod, problems| {
+    // Bound pods that claim devices through DRA and are not llmgw's.
+    let mut claiming: Vec<(String, String)> = Vec::new();
+    file.each_direct("Pod", &mut problems, |i, pod: Pod, problems| {
         if matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed")) {
             return;
         }
-        let labels = pod.metadata.labels.clone().unwrap_or_default();
-        let annotations = pod.metadata.annotations.clone().unwrap_or_default();
+        if pod
+            .spec
+            .as_ref()
+            .is_some_and(|s| s.node_name.is_some() && s.resource_claims.as_ref().is_some_and(|c| !c.is_empty()))
+        {
+            claiming.push((
+                pod.metadata.namespace.clone().unwrap_or_default(),
+                pod.metadata.name.clone().unwrap_or_default(),
+            ));
+        }
+        let labels = plain(pod.metadata.labels.as_ref());
+        let annotations = plain(pod.metadata.annotations.as_ref());
         let (ns, name) =
             (pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
         let bound = pod.spec.as_ref().and_then(|s| s.node_name.clone());
@@ -150,6 +168,38 @@ pub fn allocations(
         annotations: &mut h.annotations,
     });
     super::trust::sift(claimants.collect(), namespaces, warnings);
+    let mut replicas = Replicas::new();
+    for h in held.iter().filter(|h| h.llmgw()) {
+        if let Ok((model, replica, _)) = identity(file, h.i, &h.labels, &h.annotations, &h.ns, &h.name) {
+            replicas.insert((h.ns.clone(), h.name.clone()), (model, replica, vec![h.node.clone()]));
+        }
+    }
+    for w in waiting.iter().filter(|w| w.held.llmgw()) {
+        let h = &w.held;
+        if let Ok((model, replica, _)) = identity(file, h.i, &h.labels, &h.annotations, &h.ns, &h.name) {
+            replicas.insert((h.ns.clone(), h.name.clone()), (model, replica, w.nodes.clone()));
+        }
+    }
+    // Without the claims, a foreign pod's DRA devices are not known: the
+    // GPUs it was given look free. Said, never silent.
+    if !claims {
+        claiming.retain(|(ns, name)| !replicas.contains_key(&(ns.clone(), name.clone())));
+        if !claiming.is_empty() {
+            let list: Vec<String> = claiming.iter().map(|(ns, n)| format!("{ns}/{n}")).collect();
+            warnings.push(
+                Diag::warning(
+                    Code::ClaimsNotGiven,
+                    format!(
+                        "{} pod(s) claim devices through DRA, and without --claims the GPUs they were given look free: {}",
+                        list.len(),
+                        crate::report::shorten(&list.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                    ),
+                )
+                .help("give --claims (`kubectl get resourceclaims -A -o json`): the claims say which GPUs each pod holds"),
+            );
+        }
+    }
+    let at: HashMap<String, usize> = nodes.iter().enumerate().map(|(k, n)| (n.id.clone(), k)).collect();
     for h in held.iter_mut().chain(waiting.iter_mut().map(|w| &mut w.held)).filter(|h| h.llmgw()) {
         h.d.whole = h.d.whole.max(h.dra.0);
         if h.dra.1 > 0 && h.d.migs.is_empty() {
@@ -166,7 +216,7 @@ pub fn allocations(
     held.sort_by(|a, b| (!a.says(), a.key()).cmp(&(!b.says(), b.key())));
     let mut report = Report::default();
     for h in &held {
-        let Some(node) = nodes.iter_mut().find(|n| n.id == h.node) else {
+        let Some(node) = at.get(&h.node).map(|&k| &mut nodes[k]) else {
             if h.d.holds_gpus() {
                 report.unknown.push(format!("{} on {}", h.who(), h.node));
             }
@@ -194,7 +244,7 @@ pub fn allocations(
                 continue;
             }
         };
-        let pinned: Vec<usize> = w.nodes.iter().filter_map(|id| nodes.iter().position(|n| &n.id == id)).collect();
+        let pinned: Vec<usize> = w.nodes.iter().filter_map(|id| at.get(id).copied()).collect();
         let free = pinned
             .iter()
             .copied()
@@ -212,7 +262,7 @@ pub fn allocations(
     }
     problems.into_result()?;
     report.warn(warnings);
-    Ok(())
+    Ok(replicas)
 }
 
 /// What the import noticed along the way, said once each.

@@ -4,6 +4,7 @@
 mod amd;
 mod amplify;
 mod architecture;
+mod claims_trust;
 mod cli;
 mod common;
 mod diagnostics;
@@ -24,6 +25,7 @@ mod loaders_never_panic;
 mod newcomer;
 mod openapi;
 mod policy;
+mod real_fleets_three;
 mod real_outputs;
 mod real_whole_nodes;
 mod render;
