@@ -138,3 +138,102 @@ fn a_gpu_whose_memory_no_label_gives_is_warned_about_once() {
     assert!(err.contains("2 node(s) have GPUs whose memory no label gives"), "{err}");
     assert!(err.contains("a (4 gpu GPU(s))"), "{err}");
 }
+
+fn facts() -> serde_json::Map<String, Value> {
+    let text = std::fs::read_to_string(root().join("tests/data/real/facts.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// `scontrol show node` lines for `names`: each a GB200 tray of four GPUs.
+fn trays<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.map(|n| format!("NodeName={n} State=IDLE Gres=gpu:gb200:4 CPUTot=144 RealMemory=880000\n")).collect()
+}
+
+fn import_slurm(dir: &std::path::Path, nodes: &str, topology: &std::path::Path) -> std::process::Output {
+    let n = write(dir, "nodes.txt", nodes);
+    run(&[
+        "inventory",
+        "import",
+        "slurm",
+        n.to_str().unwrap(),
+        "--topology",
+        topology.to_str().unwrap(),
+        "--format",
+        "json",
+    ])
+}
+
+#[test]
+fn real_block_topologies_give_nvlink_domains() {
+    let dir = tempfile::tempdir().unwrap();
+    let facts = facts();
+    let mut seen = 0;
+    for (key, f) in facts.iter().filter(|(_, f)| f["kind"].as_str().is_some_and(|k| k.ends_with(" block"))) {
+        seen += 1;
+        let blocks = f["blocks"].as_object().unwrap();
+        let names: Vec<&str> =
+            blocks.values().flat_map(|b| b.as_array().unwrap().iter().map(|n| n.as_str().unwrap())).collect();
+        let out = import_slurm(dir.path(), &trays(names.iter().copied()), &root().join("tests/data/real").join(key));
+        assert_eq!(code(&out), 0, "{key}: {}", transcript(&out));
+        let inv = json(&out);
+        for (block, nodes) in blocks {
+            for n in nodes.as_array().unwrap() {
+                let node = inv["node"].as_array().unwrap().iter().find(|x| x["id"] == *n).unwrap();
+                assert_eq!(node["fabric"], json!([{"name": block, "kind": "nvlink"}]), "{key}: {n}");
+            }
+        }
+    }
+    assert_eq!(seen, 4, "the block topologies of tests/data/real");
+}
+
+#[test]
+fn a_replica_across_nodes_is_placed_inside_one_block_first() {
+    let dir = tempfile::tempdir().unwrap();
+    // Azure CycleCloud's GB200 blocks, with the InfiniBand spine every
+    // tray is also under (a topology.conf may hold both, as CoreWeave's
+    // SUNK writes it).
+    let real =
+        std::fs::read_to_string(root().join("tests/data/real/slurm/topology-block-azure-cyclecloud-slurm-gb200.conf"))
+            .unwrap();
+    let topology =
+        write(dir.path(), "topology.conf", &format!("{real}SwitchName=ib-spine Nodes=hpcbench-hpc-[1-72]\n"));
+    let names: Vec<String> = (1..=72).map(|i| format!("hpcbench-hpc-{i}")).collect();
+    let out = import_slurm(dir.path(), &trays(names.iter().map(String::as_str)), &topology);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let fleet = write(dir.path(), "fleet.json", &String::from_utf8_lossy(&out.stdout));
+    let catalog = write(
+        dir.path(),
+        "catalog.toml",
+        "[[model]]\nname = \"two\"\n[[model.profile]]\nname = \"pp2\"\nengine = \"vllm\"\ngpu_class = \"gb200\"\ngpus_per_node = 4\nnodes = 2\n\n\
+         [[model]]\nname = \"wide\"\n[[model.profile]]\nname = \"pp19\"\nengine = \"vllm\"\ngpu_class = \"gb200\"\ngpus_per_node = 4\nnodes = 19\n",
+    );
+    let plan = json(&run(&["place", catalog.to_str().unwrap(), "-i", fleet.to_str().unwrap(), "--format", "json"]));
+    let two = &plan["placements"][0];
+    assert_eq!((&two["model"], &two["fabric"]), (&json!("two"), &json!("block1")), "{plan}");
+    let block1 = &facts()["slurm/topology-block-azure-cyclecloud-slurm-gb200.conf"]["blocks"]["block1"];
+    for n in two["nodes"].as_array().unwrap() {
+        assert!(block1.as_array().unwrap().contains(&n["node"]), "{two}");
+    }
+    // Nineteen trays fit no 18-tray block: then the spine.
+    let wide = &plan["placements"][1];
+    assert_eq!((&wide["model"], &wide["fabric"]), (&json!("wide"), &json!("ib-spine")), "{plan}");
+}
+
+#[test]
+fn scontrol_show_topology_of_blocks_imports_as_topology_conf_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let shown = root().join("tests/data/real/slurm/scontrol-show-topology-block-slinky-oke-gb300.txt");
+    let names = ["10.140.71.103", "10.140.88.115", "10.140.79.152", "10.140.93.120"];
+    let out = import_slurm(dir.path(), &trays(names.iter().copied()), &shown);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    let inv = json(&out);
+    let fabric = |id: &str| inv["node"].as_array().unwrap().iter().find(|n| n["id"] == id).unwrap()["fabric"].clone();
+    // The aggregated block (both racks) is no NVLink domain.
+    assert_eq!(fabric("10.140.88.115"), json!([{"name": "gb300_b0", "kind": "nvlink"}]));
+    assert_eq!(fabric("10.140.93.120"), json!([{"name": "gb300_b1", "kind": "nvlink"}]));
+    // Block sizes that are no node counts are refused with the line.
+    let bad = write(dir.path(), "bad.conf", "BlockName=b1 Nodes=10.140.71.103\nBlockSizes=18,lots\n");
+    let out = import_slurm(dir.path(), &trays(names.iter().copied()), &bad);
+    assert_eq!(code(&out), 2, "{}", transcript(&out));
+    assert!(flat(&out.stderr).contains("block sizes are node counts"), "{}", transcript(&out));
+}
