@@ -45,6 +45,7 @@ codes! {
     FitTooSmall => "llmgw::fit::too-small", "a profile whose GPUs cannot hold even the weights";
     FitMargins => "llmgw::fit::margins", "a profile whose GPUs hold the weights but not the room to serve them";
     FitNoShape => "llmgw::fit::no-shape", "a memory-fit setting on a profile whose model gives no shape (config or arch)";
+    MaxModelLen => "llmgw::fit::max-model-len", "a max_model_len past the longest context the model takes";
     Shape => "llmgw::catalog::shape", "a model shape (config or arch) that cannot be used";
     GpuClassRequired => "llmgw::catalog::gpu-class-required", "a GPU-only engine with no gpu_class";
     NodesRange => "llmgw::catalog::nodes-range", "nodes outside 1..=1024";
@@ -78,6 +79,7 @@ codes! {
     DuplicateMig => "llmgw::inventory::duplicate-mig", "two MIG devices with one index on a GPU";
     UnknownMig => "llmgw::inventory::unknown-mig-device", "an allocation naming a MIG device the GPU does not have";
     MigHeldTwice => "llmgw::inventory::mig-device-held-twice", "a MIG device held by two allocations";
+    MigHeldWhole => "llmgw::inventory::mig-held-whole", "a GPU held whole while one of its MIG devices is held too";
     BadTaint => "llmgw::inventory::taint", "a node taint that is not `key=value:Effect` or `key:Effect`";
     MigNeedsOneGpu => "llmgw::inventory::mig-needs-one-gpu", "mig_devices in an allocation that does not name exactly one GPU";
     DefaultPrefixFabric => "llmgw::inventory::default-prefix-fabric", "a fabric named after its subnet manager";
@@ -147,6 +149,9 @@ codes! {
     HeaderValue => "llmgw::render::header-value", "a model name an HTTPRoute cannot match in a header";
     LitellmWildcard => "llmgw::render::litellm-wildcard", "a model name with `*`, which LiteLLM takes as a wildcard";
     NoUuid => "llmgw::render::no-uuid", "a planned GPU without a uuid, which a DRA claim cannot pin";
+    CelTooLong => "llmgw::render::cel-too-long", "a DRA claim selector longer than the API takes";
+    NotAHost => "llmgw::render::not-a-host", "a node id that is no host name, where render needs one as a URL's host";
+    EndpointsInFolder => "llmgw::render::endpoints-in-folder", "an --endpoints file inside the folder render writes";
     RelativePath => "llmgw::engines::relative-path", "a relative PATH entry, ignored when looking for engines";
 }
 

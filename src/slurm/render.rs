@@ -52,6 +52,7 @@ pub fn job_names(entries: &[&Entry]) -> Vec<String> {
             suffix: format!("-r{}", e.replica),
             // Within a file name's 255 bytes, with room for `.sbatch`.
             max: 128,
+            running: e.kind == crate::plan::Kind::Existing,
         })
         .collect();
     names::unique(&wants)
@@ -172,7 +173,27 @@ pub fn render<'a>(
         };
         let mut by_slurm = node_ids.clone();
         by_slurm.sort_by(|a, b| slurm_order(a, b));
-        let url = format!("http://{}:{}", by_slurm[0], ports.http);
+        // The leader's node id is the URL's host: one that is no host name
+        // (`user@evil.example:443/x?`) would send the model's requests,
+        // through LiteLLM's api_base, somewhere else.
+        let Some(host) = crate::render::url_host(by_slurm[0]) else {
+            errors.push(
+                Diag::error(
+                    Code::NotAHost,
+                    format!(
+                        "{} r{}: node `{}` is no host name, so it cannot be the host of the replica's URL",
+                        j.entry.model,
+                        j.entry.replica,
+                        crate::term::escape(by_slurm[0])
+                    ),
+                )
+                .help(
+                    "a node id that serves a replica is a host name or an IP address: letters, digits, `.`, `-`, `_`",
+                ),
+            );
+            continue;
+        };
+        let url = format!("http://{host}:{}", ports.http);
         out.endpoints.push(Endpoint {
             model: &j.entry.model,
             replica: j.entry.replica,

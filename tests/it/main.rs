@@ -16,6 +16,7 @@ mod fit;
 mod gateway;
 mod generated;
 mod hardening;
+mod hardening_four;
 mod hostile_imports;
 mod imports_never_panic;
 mod injection;
