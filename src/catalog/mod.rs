@@ -9,6 +9,7 @@ use crate::inventory::normalize_class;
 
 mod arch;
 mod checks;
+mod context;
 mod fleet;
 mod values;
 
