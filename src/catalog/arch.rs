@@ -295,8 +295,9 @@ fn from_arch(dec: &mut Decoder, n: &Node<'_>) -> Option<ModelShape> {
         },
         bytes_per_param: None,
         dtype: "bf16",
-        context: max_pos
-            .map(|m| super::context::Context { tokens: u64::from(m), why: format!("max_position_embeddings = {m}") }),
+        // An inline shape says nothing of RoPE scaling: the length vLLM
+        // allows is its config.json's, which `config` gives.
+        context: None,
     })
 }
 

@@ -217,7 +217,7 @@ fn identities(read: &[Read], trust: &Trust<'_>, nodes: &[Node], notes: &mut Note
         let c = &read[k];
         let Some((model, replica)) = &c.said else { continue };
         let what = format!("{} ({model} r{replica})", c.who);
-        if trust.namespaces.is_some_and(|list| !list.iter().any(|n| *n == c.ns)) {
+        if trust.namespaces.is_some_and(|list| !list.contains(&c.ns)) {
             notes.outside.push(what);
             continue;
         }

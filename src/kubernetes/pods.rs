@@ -127,21 +127,14 @@ pub fn allocations(
         if matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed")) {
             return;
         }
-        if pod
-            .spec
-            .as_ref()
-            .is_some_and(|s| s.node_name.is_some() && s.resource_claims.as_ref().is_some_and(|c| !c.is_empty()))
-        {
-            claiming.push((
-                pod.metadata.namespace.clone().unwrap_or_default(),
-                pod.metadata.name.clone().unwrap_or_default(),
-            ));
-        }
         let labels = plain(pod.metadata.labels.as_ref());
         let annotations = plain(pod.metadata.annotations.as_ref());
         let (ns, name) =
             (pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
         let bound = pod.spec.as_ref().and_then(|s| s.node_name.clone());
+        if bound.is_some() && claims_devices(&pod) {
+            claiming.push((ns.clone(), name.clone()));
+        }
         let ours = labels.contains_key("llmgw.io/model") || annotations.contains_key("llmgw.io/model");
         if bound.is_none() && !ours {
             return;
@@ -168,36 +161,9 @@ pub fn allocations(
         annotations: &mut h.annotations,
     });
     super::trust::sift(claimants.collect(), namespaces, warnings);
-    let mut replicas = Replicas::new();
-    for h in held.iter().filter(|h| h.llmgw()) {
-        if let Ok((model, replica, _)) = identity(file, h.i, &h.labels, &h.annotations, &h.ns, &h.name) {
-            replicas.insert((h.ns.clone(), h.name.clone()), (model, replica, vec![h.node.clone()]));
-        }
-    }
-    for w in waiting.iter().filter(|w| w.held.llmgw()) {
-        let h = &w.held;
-        if let Ok((model, replica, _)) = identity(file, h.i, &h.labels, &h.annotations, &h.ns, &h.name) {
-            replicas.insert((h.ns.clone(), h.name.clone()), (model, replica, w.nodes.clone()));
-        }
-    }
-    // Without the claims, a foreign pod's DRA devices are not known: the
-    // GPUs it was given look free. Said, never silent.
+    let replicas = replicas_of(file, &held, &waiting);
     if !claims {
-        claiming.retain(|(ns, name)| !replicas.contains_key(&(ns.clone(), name.clone())));
-        if !claiming.is_empty() {
-            let list: Vec<String> = claiming.iter().map(|(ns, n)| format!("{ns}/{n}")).collect();
-            warnings.push(
-                Diag::warning(
-                    Code::ClaimsNotGiven,
-                    format!(
-                        "{} pod(s) claim devices through DRA, and without --claims the GPUs they were given look free: {}",
-                        list.len(),
-                        crate::report::shorten(&list.iter().map(String::as_str).collect::<Vec<_>>(), 5)
-                    ),
-                )
-                .help("give --claims (`kubectl get resourceclaims -A -o json`): the claims say which GPUs each pod holds"),
-            );
-        }
+        warnings.extend(claims_not_given(claiming, &replicas));
     }
     let at: HashMap<String, usize> = nodes.iter().enumerate().map(|(k, n)| (n.id.clone(), k)).collect();
     for h in held.iter_mut().chain(waiting.iter_mut().map(|w| &mut w.held)).filter(|h| h.llmgw()) {
@@ -263,6 +229,45 @@ pub fn allocations(
     problems.into_result()?;
     report.warn(warnings);
     Ok(replicas)
+}
+
+/// Whether a pod names DRA claims (`spec.resourceClaims`).
+fn claims_devices(pod: &Pod) -> bool {
+    pod.spec.as_ref().and_then(|s| s.resource_claims.as_ref()).is_some_and(|c| !c.is_empty())
+}
+
+/// The pods the trust rules left as llmgw's replicas, with their nodes.
+fn replicas_of(file: &File<'_>, held: &[Held], waiting: &[Waiting]) -> Replicas {
+    let mut replicas = Replicas::new();
+    let bound = held.iter().filter(|h| h.llmgw()).map(|h| (h, vec![h.node.clone()]));
+    let pinned = waiting.iter().filter(|w| w.held.llmgw()).map(|w| (&w.held, w.nodes.clone()));
+    for (h, nodes) in bound.chain(pinned) {
+        if let Ok((model, replica, _)) = identity(file, h.i, &h.labels, &h.annotations, &h.ns, &h.name) {
+            replicas.insert((h.ns.clone(), h.name.clone()), (model, replica, nodes));
+        }
+    }
+    replicas
+}
+
+/// Without the claims, a foreign pod's DRA devices are not known: the
+/// GPUs it was given look free. Said, never silent.
+fn claims_not_given(mut claiming: Vec<(String, String)>, replicas: &Replicas) -> Option<Diag> {
+    claiming.retain(|key| !replicas.contains_key(key));
+    if claiming.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = claiming.iter().map(|(ns, n)| format!("{ns}/{n}")).collect();
+    Some(
+        Diag::warning(
+            Code::ClaimsNotGiven,
+            format!(
+                "{} pod(s) claim devices through DRA, and without --claims the GPUs they were given look free: {}",
+                list.len(),
+                crate::report::shorten(&list.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+            ),
+        )
+        .help("give --claims (`kubectl get resourceclaims -A -o json`): the claims say which GPUs each pod holds"),
+    )
 }
 
 /// What the import noticed along the way, said once each.

@@ -315,6 +315,13 @@ pub fn read(src: &Source, warnings: &mut Vec<Diag>) -> Result<Published, Vec<Dia
     }
     problems.into_result()?;
     once_each_uuid(&file, &out)?;
+    warn(src, &incomplete, &positional, warnings);
+    Ok(out)
+}
+
+/// One warning for the pools not whole in the file, one for the nodes
+/// numbered by bus position.
+fn warn(src: &Source, incomplete: &[String], positional: &[String], warnings: &mut Vec<Diag>) {
     if !incomplete.is_empty() {
         warnings.push(
             Diag::warning(
@@ -342,7 +349,6 @@ pub fn read(src: &Source, warnings: &mut Vec<Diag>) -> Result<Published, Vec<Dia
             .help("pods' llmgw.io/gpus annotations name GPUs by these indices: on these nodes, place and render again after a GPU comes or goes"),
         );
     }
-    Ok(out)
 }
 
 /// A GPU's (or MIG device's) UUID names one device in the cluster: two

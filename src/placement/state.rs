@@ -93,16 +93,7 @@ impl<'i> Fleet<'i> {
         classes.sort_unstable();
         classes.dedup();
         let class_ids: HashMap<&str, u32> = classes.iter().enumerate().map(|(i, c)| (*c, i as u32)).collect();
-        let mut vendors: Vec<Option<Option<crate::inventory::Vendor>>> = vec![None; classes.len()];
-        for g in inv.nodes.iter().flat_map(|node| &node.gpus) {
-            let v = &mut vendors[class_ids[g.class.as_str()] as usize];
-            *v = match *v {
-                None => Some(Some(g.vendor)),
-                Some(Some(seen)) if seen == g.vendor => Some(Some(seen)),
-                _ => Some(None),
-            };
-        }
-        let class_vendor = vendors.into_iter().map(Option::flatten).collect();
+        let class_vendor = inv.class_vendors(&class_ids);
         let mut f = Fleet {
             inv,
             gpu_base: Vec::with_capacity(n + 1),

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diag::{Code, Diag, Source};
 use crate::import::Problems;
-use crate::inventory::{Allocation, Fabric, FabricKind, Inventory, Node, State};
+use crate::inventory::{Allocation, Fabric, Inventory, Node, State};
 use gres::Slot;
 use records::{Input, Record};
 
@@ -324,13 +324,7 @@ fn apply_topology(t: &Source, out: &mut [Built], warnings: &mut Vec<Diag>) -> Re
         .collect();
     for b in out.iter_mut() {
         if let Some(f) = topo.fabrics.get(&b.node.id) {
-            b.node.fabrics = f
-                .iter()
-                .map(|name| {
-                    let kind = if topo.nvlink.contains(name) { FabricKind::Nvlink } else { FabricKind::Infiniband };
-                    Fabric { name: name.clone(), kind, hcas: None }
-                })
-                .collect();
+            b.node.fabrics = f.iter().map(|n| topo.fabric(n)).collect();
         }
     }
     if !two.is_empty() {

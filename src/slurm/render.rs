@@ -173,27 +173,13 @@ pub fn render<'a>(
         };
         let mut by_slurm = node_ids.clone();
         by_slurm.sort_by(|a, b| slurm_order(a, b));
-        // The leader's node id is the URL's host: one that is no host name
-        // (`user@evil.example:443/x?`) would send the model's requests,
-        // through LiteLLM's api_base, somewhere else.
-        let Some(host) = crate::render::url_host(by_slurm[0]) else {
-            errors.push(
-                Diag::error(
-                    Code::NotAHost,
-                    format!(
-                        "{} r{}: node `{}` is no host name, so it cannot be the host of the replica's URL",
-                        j.entry.model,
-                        j.entry.replica,
-                        crate::term::escape(by_slurm[0])
-                    ),
-                )
-                .help(
-                    "a node id that serves a replica is a host name or an IP address: letters, digits, `.`, `-`, `_`",
-                ),
-            );
-            continue;
+        let url = match leader_url(j, by_slurm[0], ports.http) {
+            Ok(url) => url,
+            Err(d) => {
+                errors.push(d);
+                continue;
+            }
         };
-        let url = format!("http://{host}:{}", ports.http);
         out.endpoints.push(Endpoint {
             model: &j.entry.model,
             replica: j.entry.replica,
@@ -208,6 +194,25 @@ pub fn render<'a>(
         });
     }
     if errors.is_empty() { Ok(out) } else { Err(errors) }
+}
+
+/// The replica's URL at its leader node. The node id is the URL's host:
+/// one that is no host name (`user@evil.example:443/x?`) would send the
+/// model's requests, through LiteLLM's api_base, somewhere else.
+fn leader_url(j: &Job<'_>, leader: &str, port: u16) -> Result<String, Diag> {
+    match crate::render::url_host(leader) {
+        Some(host) => Ok(format!("http://{host}:{port}")),
+        None => Err(Diag::error(
+            Code::NotAHost,
+            format!(
+                "{} r{}: node `{}` is no host name, so it cannot be the host of the replica's URL",
+                j.entry.model,
+                j.entry.replica,
+                crate::term::escape(leader)
+            ),
+        )
+        .help("a node id that serves a replica is a host name or an IP address: letters, digits, `.`, `-`, `_`")),
+    }
 }
 
 /// A new replica's ports: its wanted ones, or the next free on its nodes;

@@ -48,6 +48,16 @@ pub struct Topology {
     pub unknown_switches: BTreeSet<String>,
 }
 
+impl Topology {
+    /// The fabric named `name`: an NVLink domain for a block, else a
+    /// switch's fabric (InfiniBand); adapters are not in Slurm's output.
+    pub fn fabric(&self, name: &str) -> crate::inventory::Fabric {
+        use crate::inventory::FabricKind;
+        let kind = if self.nvlink.contains(name) { FabricKind::Nvlink } else { FabricKind::Infiniband };
+        crate::inventory::Fabric { name: name.to_string(), kind, hcas: None }
+    }
+}
+
 pub fn read(src: &Source) -> Result<Topology, Vec<Diag>> {
     let text = src.text();
     let looks_yaml = crate::import::lines(text)

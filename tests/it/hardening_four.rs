@@ -3,7 +3,6 @@
 //! what it pins; each failed on the code before its fix.
 
 use std::fmt::Write as _;
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
