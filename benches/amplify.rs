@@ -8,7 +8,11 @@
 //!   `place --format json`, `explain-placement`;
 //! - a million replicas no node can hold: `explain-placement`, `place`;
 //! - two plans whose unplaced run ends at the last index (4,294,967,295
-//!   replicas in 85 bytes): `diff`.
+//!   replicas in 85 bytes): `diff`;
+//! - the fourth hardening round's inputs: a ResourceSlice of 200,000
+//!   devices (34 MB), a Pod of 150,000 containers (2 MB), 80,000 taints
+//!   against 80,000 tolerations, and `--jobs` Slurm JSON of 12 MB (six
+//!   million items that are no job; four million finished ones).
 
 mod common;
 
@@ -67,4 +71,70 @@ fn main() {
         u64::from(u32::MAX) + 1
     );
     measure(&["diff", &path("old.json"), &path("new.json"), "--format", "json"], "diff --format json");
+    fourth_round(&path);
+}
+
+/// The inputs the fourth hardening round bounded, each timed with its size.
+fn fourth_round(path: &dyn Fn(&str) -> String) {
+    let node = r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","labels":{}},"status":{"capacity":{"cpu":"96","memory":"2Ti","nvidia.com/gpu":"8"},"allocatable":{"cpu":"96","memory":"2Ti","nvidia.com/gpu":"8"},"conditions":[{"type":"Ready","status":"True"}]}}"#;
+    std::fs::write(path("nodes.json"), format!(r#"{{"apiVersion":"v1","kind":"List","items":[{node}]}}"#)).unwrap();
+    let mut devices = String::new();
+    for i in 0..200_000 {
+        if i > 0 {
+            devices.push(',');
+        }
+        let _ = write!(
+            devices,
+            r#"{{"name":"gpu-{i}","attributes":{{"type":{{"string":"gpu"}},"uuid":{{"string":"GPU-{i:08}"}},"productName":{{"string":"NVIDIA H100"}}}},"capacity":{{"memory":{{"value":"80Gi"}}}}}}"#
+        );
+    }
+    let slices = format!(
+        r#"{{"apiVersion":"v1","kind":"List","items":[{{"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{{"name":"s"}},"spec":{{"driver":"gpu.nvidia.com","nodeName":"n1","pool":{{"name":"n1","generation":1,"resourceSliceCount":1}},"devices":[{devices}]}}}}]}}"#
+    );
+    std::fs::write(path("slices.json"), &slices).unwrap();
+    println!("\na ResourceSlice of 200,000 devices ({:.1} MB):", slices.len() as f64 / 1e6);
+    let nodes = path("nodes.json");
+    measure(&["inventory", "import", "kubernetes", &nodes, "--resource-slices", &path("slices.json")], "import");
+
+    let pod = format!(
+        r#"{{"apiVersion":"v1","kind":"List","items":[{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"p","namespace":"x"}},"spec":{{"nodeName":"n1","containers":[{}]}},"status":{{"phase":"Running"}}}}]}}"#,
+        vec![r#"{"name":"c"}"#; 150_000].join(",")
+    );
+    std::fs::write(path("pods.json"), &pod).unwrap();
+    println!("\na Pod of 150,000 containers ({:.1} MB):", pod.len() as f64 / 1e6);
+    measure(&["inventory", "import", "kubernetes", &nodes, "--pods", &path("pods.json")], "import");
+
+    let n = 80_000;
+    let taints: Vec<String> = (0..n).map(|i| format!("\"k{i}=v:NoSchedule\"")).collect();
+    let tolerations: Vec<String> = (0..n).map(|i| format!("\"k{i}=v\"")).collect();
+    std::fs::write(
+        path("taints.toml"),
+        format!(
+            "[[node]]\nid = \"n1\"\nstate = \"ready\"\ntaints = [{}]\n[[node.gpu]]\nindex = 0\nname = \"NVIDIA H100 80GB HBM3\"\nmemory_mb = 81559\n",
+            taints.join(",")
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        path("tolerations.toml"),
+        format!(
+            "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"h100-80gb-hbm3\"\ntolerations = [{}]\n",
+            tolerations.join(",")
+        ),
+    )
+    .unwrap();
+    println!("\n80,000 taints on a node, 80,000 tolerations on a profile:");
+    measure(
+        &["place", &path("tolerations.toml"), "-i", &path("taints.toml"), "--format", "json"],
+        "place --format json",
+    );
+
+    std::fs::write(path("nodes.txt"), "NodeName=n1 CPUTot=64 RealMemory=512000 Gres=gpu:h100:8 State=IDLE\n").unwrap();
+    for (name, item, count) in [("zeros", "0", 6_000_000), ("finished", "{}", 4_000_000)] {
+        let jobs = format!("{{\"jobs\": [{}]}}", vec![item; count].join(","));
+        std::fs::write(path(&format!("{name}.json")), &jobs).unwrap();
+        println!("\n--jobs Slurm JSON of {count} items `{item}` ({:.1} MB):", jobs.len() as f64 / 1e6);
+        let j = path(&format!("{name}.json"));
+        measure(&["inventory", "import", "slurm", &path("nodes.txt"), "--jobs", &j, "--jobs-user", "root"], "import");
+    }
 }

@@ -48,6 +48,7 @@ codes! {
     FitTooSmall => "llmgw::fit::too-small", "a profile whose GPUs cannot hold even the weights";
     FitMargins => "llmgw::fit::margins", "a profile whose GPUs hold the weights but not the room to serve them";
     FitNoShape => "llmgw::fit::no-shape", "a memory-fit setting on a profile whose model gives no shape (config or arch)";
+    MaxModelLen => "llmgw::fit::max-model-len", "a max_model_len past the longest context the model takes";
     Shape => "llmgw::catalog::shape", "a model shape (config or arch) that cannot be used";
     GpuClassRequired => "llmgw::catalog::gpu-class-required", "a GPU-only engine with no gpu_class";
     NodesRange => "llmgw::catalog::nodes-range", "nodes outside 1..=1024";
@@ -81,11 +82,18 @@ codes! {
     DuplicateMig => "llmgw::inventory::duplicate-mig", "two MIG devices with one index on a GPU";
     UnknownMig => "llmgw::inventory::unknown-mig-device", "an allocation naming a MIG device the GPU does not have";
     MigHeldTwice => "llmgw::inventory::mig-device-held-twice", "a MIG device held by two allocations";
+    MigHeldWhole => "llmgw::inventory::mig-held-whole", "a GPU held whole while one of its MIG devices is held too";
     BadTaint => "llmgw::inventory::taint", "a node taint that is not `key=value:Effect` or `key:Effect`";
     MigNeedsOneGpu => "llmgw::inventory::mig-needs-one-gpu", "mig_devices in an allocation that does not name exactly one GPU";
     DefaultPrefixFabric => "llmgw::inventory::default-prefix-fabric", "a fabric named after its subnet manager";
     UnusedGpuClass => "llmgw::inventory::unused-gpu-class", "a GPU class that no profile of the catalogs given asks for";
     UnreadMemory => "llmgw::import::unread-memory", "a GPU memory value that does not read, taken as unknown";
+    UnknownMemory => "llmgw::import::unknown-memory", "GPUs whose memory no label or device gives, so the memory fit is skipped for them";
+    SliceNumbering => "llmgw::kubernetes::slice-numbering", "GPUs of DRA slices numbered by their place on the PCI bus, for want of a minor number in their names";
+    DuplicateUuid => "llmgw::kubernetes::duplicate-uuid", "two devices that publish one UUID";
+    ClaimsNotGiven => "llmgw::kubernetes::claims-not-given", "pods that claim devices through DRA, imported without --claims";
+    ForeignClaim => "llmgw::kubernetes::foreign-claim", "a DRA claim with llmgw's labels that is not a claim of its replica's pods";
+    DraAndDevicePlugin => "llmgw::kubernetes::dra-and-device-plugin", "a node whose GPUs both NVIDIA's DRA driver and its device plugin hand out";
     NoGpus => "llmgw::discover::no-gpus", "NVML reported no GPUs: a CPU-only node";
     DefaultSubnetPrefix => "llmgw::discover::default-subnet-prefix", "an InfiniBand fabric named by its subnet manager, not its prefix";
     ProbeFailed => "llmgw::discover::probe-failed", "an engine probe that timed out or failed";
@@ -145,6 +153,9 @@ codes! {
     HeaderValue => "llmgw::render::header-value", "a model name an HTTPRoute cannot match in a header";
     LitellmWildcard => "llmgw::render::litellm-wildcard", "a model name with `*`, which LiteLLM takes as a wildcard";
     NoUuid => "llmgw::render::no-uuid", "a planned GPU without a uuid, which a DRA claim cannot pin";
+    CelTooLong => "llmgw::render::cel-too-long", "a DRA claim selector longer than the API takes";
+    NotAHost => "llmgw::render::not-a-host", "a node id that is no host name, where render needs one as a URL's host";
+    EndpointsInFolder => "llmgw::render::endpoints-in-folder", "an --endpoints file inside the folder render writes";
     RelativePath => "llmgw::engines::relative-path", "a relative PATH entry, ignored when looking for engines";
 }
 

@@ -10,7 +10,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::diag::{Code, Diag};
-use crate::doc::Span;
 use crate::source::{Source, source};
 
 /// The default ceiling on one input file: 1 GiB.
@@ -29,8 +28,30 @@ pub fn max_input_bytes() -> u64 {
 }
 
 /// Reads one input file (`-`: standard input), refusing one over the size
-/// ceiling, one that is not text, and a second read of standard input.
+/// ceiling, one that is not text, and a second read of standard input. A
+/// pipe is read (`<(...)`, process substitution, names one); a FIFO no
+/// one writes to is an empty file, never a wait.
 pub fn read(path: &Path) -> Result<Source, Diag> {
+    read_as(path, false)
+}
+
+/// As `read`, for a path another file names (a catalog's `config`): a
+/// regular file only. A FIFO, a device or `/proc/self/fd/0` there is no
+/// config.json, and reading one could wait forever or leak what it holds.
+pub fn read_regular(path: &Path) -> Result<Source, Diag> {
+    read_as(path, true)
+}
+
+/// Opens `path` for reading without waiting (opening a FIFO waits for a
+/// writer), then reads it blocking, as any file.
+fn open(path: &Path) -> std::io::Result<std::fs::File> {
+    use rustix::fs::OFlags;
+    let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, rustix::fs::Mode::empty())?;
+    rustix::fs::fcntl_setfl(&fd, OFlags::empty())?;
+    Ok(std::fs::File::from(fd))
+}
+
+fn read_as(path: &Path, regular_only: bool) -> Result<Source, Diag> {
     let stdin = path.as_os_str() == "-";
     let name = if stdin { "<stdin>".to_string() } else { path.display().to_string() };
     let limit = max_input_bytes();
@@ -44,11 +65,15 @@ pub fn read(path: &Path) -> Result<Source, Diag> {
         }
         Box::new(std::io::stdin().lock())
     } else {
-        let file = std::fs::File::open(path).map_err(cannot)?;
+        let file = open(path).map_err(cannot)?;
         let meta = file.metadata().map_err(cannot)?;
         if meta.is_dir() {
             return Err(Diag::error(Code::Io, format!("cannot read {name}: it is a directory"))
                 .help("give a TOML, YAML or JSON file"));
+        }
+        if regular_only && !meta.is_file() {
+            return Err(Diag::error(Code::Io, format!("cannot read {name}: it is not a regular file"))
+                .help("a file another file names is read only when it is a regular file (no FIFO, device or socket)"));
         }
         if meta.is_file() && meta.len() > limit {
             return Err(too_large(&name, limit));
@@ -66,16 +91,14 @@ pub fn read(path: &Path) -> Result<Source, Diag> {
         };
         // No TOML, YAML or JSON file holds a NUL byte: stop at the first
         // one instead of reading on (`/dev/zero` never ends).
+        // Nothing of what was read is shown: it was never parsed, and the
+        // file may be anyone's (`/proc/self/environ` holds secrets).
         if let Some(at) = memchr::memchr(0, &chunk[..n]) {
             let offset = bytes.len() + at;
-            bytes.extend_from_slice(&chunk[..at]);
-            let src = source(&name, String::from_utf8_lossy(&bytes).into_owned());
-            let end = src.text().len();
             return Err(Diag::error(
                 Code::Syntax,
                 format!("{name} holds a NUL byte at offset {offset}: it is not text"),
             )
-            .at(&src, Span::new(end, end), "NUL byte here")
             .help("catalogs and inventories are UTF-8 TOML, YAML or JSON"));
         }
         if (bytes.len() + n) as u64 > limit {
@@ -87,9 +110,7 @@ pub fn read(path: &Path) -> Result<Source, Diag> {
         Ok(text) => Ok(source(&name, text)),
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
-            let src = source(&name, String::from_utf8_lossy(e.as_bytes()).into_owned());
-            Err(Diag::error(Code::Syntax, format!("{name} is not UTF-8 text"))
-                .at(&src, Span::new(at, at + 1), "invalid byte here")
+            Err(Diag::error(Code::Syntax, format!("{name} is not UTF-8 text: an invalid byte at offset {at}"))
                 .help("catalogs and inventories are UTF-8 TOML, YAML or JSON"))
         }
     }

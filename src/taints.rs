@@ -46,10 +46,16 @@ pub struct Taint<'a> {
     pub effect: Effect,
 }
 
-/// The one GPU taint every GPU workload tolerates: clouds that taint GPU
-/// nodes add this toleration to pods that request GPUs, and render writes
-/// it on every GPU pod.
+/// The GPU taint every NVIDIA GPU workload tolerates: clouds that taint
+/// GPU nodes add this toleration to pods that request NVIDIA GPUs (the
+/// ExtendedResourceToleration admission plugin: one for each extended
+/// resource a pod asks for), and render writes it on every such pod.
 pub const GPU_KEY: &str = "nvidia.com/gpu";
+
+/// The same for AMD GPUs, whose device plugin offers `amd.com/gpu`: an AMD
+/// replica tolerates this taint, never NVIDIA's (its pods do not ask for
+/// `nvidia.com/gpu`, so nothing adds that toleration to them).
+pub const AMD_GPU_KEY: &str = "amd.com/gpu";
 
 const TAINT_FORM: &str =
     "a taint reads `key=value:Effect` or `key:Effect`, Effect one of NoSchedule, NoExecute, PreferNoSchedule";
@@ -131,9 +137,36 @@ impl fmt::Display for Toleration {
 }
 
 /// Whether a workload with these tolerations (and, for a GPU workload,
-/// the implicit `nvidia.com/gpu` one) may be placed despite the taint.
-pub fn tolerated(t: &Taint<'_>, tolerations: &[Toleration], gpu: bool) -> bool {
-    !t.effect.repels() || (gpu && t.key == GPU_KEY) || tolerations.iter().any(|x| x.tolerates(t))
+/// the implicit one for its GPUs' resource, `implicit`: `nvidia.com/gpu`
+/// or `amd.com/gpu`) may be placed despite the taint. One rule for place
+/// and render: render writes exactly that implicit toleration.
+pub fn tolerated(t: &Taint<'_>, tolerations: &[Toleration], implicit: Option<&str>) -> bool {
+    !t.effect.repels() || implicit == Some(t.key) || tolerations.iter().any(|x| x.tolerates(t))
+}
+
+/// A profile's tolerations by key, so that a fleet of 80,000 distinct
+/// taints and a profile of 80,000 tolerations cost one look-up a taint,
+/// not one comparison a pair.
+pub struct ByKey<'a> {
+    keys: std::collections::HashMap<&'a str, Vec<&'a Toleration>>,
+    implicit: Option<&'a str>,
+}
+
+impl<'a> ByKey<'a> {
+    pub fn new(tolerations: &'a [Toleration], implicit: Option<&'a str>) -> ByKey<'a> {
+        let mut keys: std::collections::HashMap<&str, Vec<&Toleration>> = std::collections::HashMap::new();
+        for t in tolerations {
+            keys.entry(t.key.as_str()).or_default().push(t);
+        }
+        ByKey { keys, implicit }
+    }
+
+    /// As `tolerated`.
+    pub fn tolerates(&self, t: &Taint<'_>) -> bool {
+        !t.effect.repels()
+            || self.implicit == Some(t.key)
+            || self.keys.get(t.key).is_some_and(|list| list.iter().any(|x| x.tolerates(t)))
+    }
 }
 
 #[cfg(test)]
@@ -164,9 +197,12 @@ mod tests {
         assert!(!tol("other").tolerates(&sku));
         // The GPU taint is tolerated by GPU workloads only; a preference never repels.
         let gpu = parse_taint("nvidia.com/gpu=present:NoSchedule").unwrap();
-        assert!(tolerated(&gpu, &[], true));
-        assert!(!tolerated(&gpu, &[], false));
-        assert!(tolerated(&parse_taint("x:PreferNoSchedule").unwrap(), &[], false));
+        assert!(tolerated(&gpu, &[], Some(GPU_KEY)));
+        assert!(!tolerated(&gpu, &[], None));
+        // An AMD workload asks for amd.com/gpu: NVIDIA's taint keeps it off.
+        assert!(!tolerated(&gpu, &[], Some(AMD_GPU_KEY)));
+        assert!(tolerated(&parse_taint("amd.com/gpu:NoSchedule").unwrap(), &[], Some(AMD_GPU_KEY)));
+        assert!(tolerated(&parse_taint("x:PreferNoSchedule").unwrap(), &[], None));
         assert_eq!(tol("a=b:NoExecute").to_string(), "a=b:NoExecute");
         for bad in ["", "=x", "a:Bad", "a=b=c"] {
             assert!(Toleration::parse(bad).is_err(), "{bad}");

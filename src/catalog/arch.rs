@@ -35,6 +35,8 @@ pub struct ModelShape {
     pub bytes_per_param: Option<f64>,
     /// The model's own type, the KV cache type of vLLM's `auto`: `bf16` or `fp16`.
     pub dtype: &'static str,
+    /// The longest context the model takes, as vLLM derives it.
+    pub context: Option<super::context::Context>,
 }
 
 /// `config = "..."` or `arch = { ... }`, whichever the model gives (both
@@ -74,7 +76,7 @@ fn from_config(dec: &mut Decoder, n: &Node<'_>) -> Option<ModelShape> {
         return None;
     }
     let path = config_path(dec.src.name(), &rel);
-    let src = match crate::input::read(&path) {
+    let src = match crate::input::read_regular(&path) {
         Ok(src) => src,
         // A file that is read but is not text points into itself.
         Err(d) if d.src.is_some() => {
@@ -90,8 +92,13 @@ fn from_config(dec: &mut Decoder, n: &Node<'_>) -> Option<ModelShape> {
     let root = match doc::parse(src.text(), doc::Format::Json) {
         Ok(root) => root,
         Err(e) => {
-            let d = Diag::error(Code::Syntax, format!("{} is not a valid config.json: {}", src.name(), e.message))
-                .at(&src, e.span, "here")
+            // Shown only as far as it was read as JSON: a `config` naming
+            // /etc/passwd must not print its first line.
+            let end = e.span.start.min(src.text().len());
+            let end = (0..=end).rev().find(|&i| src.text().is_char_boundary(i)).unwrap_or(0);
+            let parsed = crate::diag::source(src.name(), src.text()[..end].to_string());
+            let d = Diag::error(Code::Syntax, format!("{} is not a valid config.json (at byte {end})", src.name()))
+                .at(&parsed, Span::new(end, end), "not JSON from here")
                 .help(format!("the `config` of a model in {} must be JSON, as Hugging Face ships it", dec.src.name()));
             dec.push(d);
             return None;
@@ -208,6 +215,7 @@ fn read_config(dec: &mut Decoder, src: &Source, root: &Node<'_>) -> Option<Model
             max_position_embeddings: max_pos,
         },
         bytes_per_param: quant.and_then(quant_bytes),
+        context: super::context::derived(cfg),
         // vLLM's `auto` runs FP32 checkpoints in FP16, BF16 ones in BF16.
         dtype: match dtype.as_deref() {
             Some("float16" | "float32" | "half" | "float") => "fp16",
@@ -287,6 +295,9 @@ fn from_arch(dec: &mut Decoder, n: &Node<'_>) -> Option<ModelShape> {
         },
         bytes_per_param: None,
         dtype: "bf16",
+        // An inline shape says nothing of RoPE scaling: the length vLLM
+        // allows is its config.json's, which `config` gives.
+        context: None,
     })
 }
 
@@ -297,6 +308,7 @@ pub(super) struct FitFields {
     dtype: Option<(f64, Span)>,
     kv_cache_dtype: Option<(&'static str, f64)>,
     max_model_len: Option<u32>,
+    max_model_len_span: Option<Span>,
     max_num_seqs: Option<u32>,
     utilization: Option<f64>,
     overhead_gb: Option<f64>,
@@ -360,6 +372,7 @@ pub(super) fn fit_fields(dec: &mut Decoder, t: &mut Table<'_, '_>) -> Option<Fit
     }
     if let Some((v, span)) = len.ok()? {
         f.max_model_len = Some(v);
+        f.max_model_len_span = Some(span);
         note("max_model_len", span, &mut f);
     }
     if let Some((v, span)) = seqs.ok()? {
@@ -433,6 +446,22 @@ pub(super) fn resolve(
         dec.push(d);
         return None;
     };
+    // Past the model's own context the engine refuses to start.
+    if let (Some(len), Some(span), Some(c)) = (f.max_model_len, f.max_model_len_span, &ms.context)
+        && u64::from(len) > c.tokens
+    {
+        let d = Diag::error(
+            Code::MaxModelLen,
+            format!(
+                "profile `{profile}` of `{model}` asks max_model_len = {len}, more than the model's own {} ({})",
+                c.tokens, c.why
+            ),
+        )
+        .at(&dec.src, span, "longer than the model takes")
+        .help(format!("vLLM refuses to start past the length it derives from config.json; use at most {}", c.tokens));
+        dec.push(d);
+        return None;
+    }
     let (kv_name, kv_bytes) = f.kv_cache_dtype.unwrap_or(("auto", 2.0));
     Some(Memory {
         weight_bytes,

@@ -9,6 +9,7 @@ use crate::inventory::normalize_class;
 
 mod arch;
 mod checks;
+mod context;
 mod fleet;
 mod values;
 
@@ -447,6 +448,8 @@ fn profile(dec: &mut Decoder, node: &doc::Node<'_>, model_source: Option<&str>) 
 fn toleration_list(dec: &mut Decoder, n: &doc::Node<'_>) -> Option<Vec<crate::taints::Toleration>> {
     let items = dec.array(n, "tolerations")?;
     let mut out: Vec<crate::taints::Toleration> = Vec::with_capacity(items.len());
+    // Each once, without a search of the list per item (80,000 of them).
+    let mut seen: std::collections::HashSet<crate::taints::Toleration> = std::collections::HashSet::new();
     let mut ok = true;
     for item in items {
         let Some(s) = dec.string(item, "tolerations") else {
@@ -455,7 +458,7 @@ fn toleration_list(dec: &mut Decoder, n: &doc::Node<'_>) -> Option<Vec<crate::ta
         };
         match crate::taints::Toleration::parse(&s) {
             Ok(t) => {
-                if !out.contains(&t) {
+                if seen.insert(t.clone()) {
                     out.push(t);
                 }
             }

@@ -79,7 +79,9 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
         Target::Stdout => None,
     };
     if settings.devices == k8s::Devices::Dra {
-        let unpinnable = k8s::claims::unpinnable(&resolved);
+        let mut unpinnable = k8s::claims::unpinnable(&resolved);
+        // A selector the API would refuse: refused here, nothing written.
+        unpinnable.extend(k8s::claims::too_long(&resolved, &settings));
         if !unpinnable.is_empty() {
             return Err(unpinnable.into());
         }
@@ -191,6 +193,17 @@ fn finish(
     a: &cli::RenderArgs,
     unplaced: &[crate::plan::Unplaced],
 ) -> Outcome {
+    if let (Target::Dir(dir), Some(path)) = (target, a.endpoints.as_deref())
+        && inside(path, dir)
+    {
+        let shown = |p: &std::path::Path| crate::term::escape(&p.display().to_string()).into_owned();
+        return Err(Diag::error(
+            Code::EndpointsInFolder,
+            format!("--endpoints {} is inside -o {}, the folder render writes as a whole", shown(path), shown(dir)),
+        )
+        .help("write the endpoints beside the folder (e.g. --endpoints endpoints.json -o out/): render replaces the folder's files and removes the ones it did not write")
+        .into());
+    }
     // Everything is rendered before anything is written.
     let (text, files) = match target {
         Target::Stdout => (Some(stream()?), None),
@@ -238,6 +251,24 @@ fn finish(
             print(&text)
         }
         _ => Ok(Exit::Success),
+    }
+}
+
+/// Whether `path` (as the file it names once links are followed) lies in
+/// `dir` or below it.
+fn inside(path: &std::path::Path, dir: &std::path::Path) -> bool {
+    let real = |p: &std::path::Path| -> Option<std::path::PathBuf> {
+        if let Ok(c) = std::fs::canonicalize(p) {
+            return Some(c);
+        }
+        // Not there yet: its folder's real path, and its name.
+        let parent = p.parent().filter(|q| !q.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        let base = std::fs::canonicalize(parent).ok().or_else(|| std::path::absolute(parent).ok())?;
+        Some(p.file_name().map_or(base.clone(), |n| base.join(n)))
+    };
+    match (real(path), real(dir)) {
+        (Some(p), Some(d)) => p.starts_with(&d),
+        _ => false,
     }
 }
 

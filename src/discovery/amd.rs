@@ -94,7 +94,7 @@ fn card_number(entry: &str) -> Option<u32> {
 }
 
 fn read_trimmed(path: &Path) -> Option<String> {
-    let s = std::fs::read_to_string(path).ok()?;
+    let s = super::read_small(path)?;
     let s = s.trim().trim_matches('\0').trim();
     (!s.is_empty()).then(|| s.to_string())
 }
@@ -118,8 +118,7 @@ fn read_card(device: &Path, card: u32) -> Option<AmdGpu> {
 /// The PCI bus id: `PCI_SLOT_NAME` in `uevent`, else the name the
 /// `device` link points to (`../../../0000:1b:00.0`).
 fn bus_id(device: &Path) -> Option<String> {
-    let from_uevent = std::fs::read_to_string(device.join("uevent"))
-        .ok()
+    let from_uevent = super::read_small(&device.join("uevent"))
         .and_then(|u| u.lines().find_map(|l| l.strip_prefix("PCI_SLOT_NAME=")).map(|s| s.trim().to_ascii_lowercase()));
     from_uevent.or_else(|| {
         let target = std::fs::read_link(device).ok()?;

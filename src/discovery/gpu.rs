@@ -252,7 +252,7 @@ pub fn nvlink_peers(gpus: &[GpuFacts], sysfs_root: &Path) -> Vec<Vec<u32>> {
 /// PCI class 0x0680xx is a bridge of class "other": NVSwitch.
 fn is_nvswitch(sysfs_root: &Path, bus_id: &str) -> bool {
     let path = sysfs_root.join("bus/pci/devices").join(bus_id).join("class");
-    std::fs::read_to_string(path).is_ok_and(|c| c.trim().to_ascii_lowercase().starts_with("0x0680"))
+    super::read_small(&path).is_some_and(|c| c.trim().to_ascii_lowercase().starts_with("0x0680"))
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ pub fn active_ports(sysfs_root: &Path) -> Vec<Port> {
         ports.sort_by_key(|p| p.parse::<u32>().unwrap_or(u32::MAX));
         for port in ports {
             let dir = ports_dir.join(&port);
-            let read = |f: &str| std::fs::read_to_string(dir.join(f)).map(|s| s.trim().to_string()).ok();
+            let read = |f: &str| super::read_small(&dir.join(f)).map(|s| s.trim().to_string());
             // "4: ACTIVE"; anything else carries no traffic.
             if !read("state").is_some_and(|s| s.ends_with("ACTIVE")) {
                 continue;

@@ -297,7 +297,7 @@ fn probe_python_module(m: &Machine, search: &crate::engines::SearchPath, module:
 /// real machine, by this process's affinity mask. `None` when the machine
 /// does not say.
 fn usable_cpus(root: &Path) -> Option<u32> {
-    let online = std::fs::read_to_string(root.join("sys/devices/system/cpu/online")).ok();
+    let online = read_small(&root.join("sys/devices/system/cpu/online"));
     let mut cpus = online.as_deref().and_then(count_cpu_list);
     if root == Path::new("/")
         && let Ok(n) = std::thread::available_parallelism()
@@ -306,7 +306,7 @@ fn usable_cpus(root: &Path) -> Option<u32> {
         let n = u32::try_from(n.get()).unwrap_or(u32::MAX);
         cpus = Some(cpus.map_or(n, |c| c.min(n)));
     }
-    if let Ok(max) = std::fs::read_to_string(root.join("sys/fs/cgroup/cpu.max")) {
+    if let Some(max) = read_small(&root.join("sys/fs/cgroup/cpu.max")) {
         let mut it = max.split_whitespace();
         if let (Some(Ok(quota)), Some(Ok(period))) =
             (it.next().map(str::parse::<u64>), it.next().map(str::parse::<u64>))
@@ -336,7 +336,7 @@ fn count_cpu_list(list: &str) -> Option<u32> {
 }
 
 fn memory_total_mb(root: &Path) -> u64 {
-    let Ok(text) = std::fs::read_to_string(root.join("proc/meminfo")) else {
+    let Some(text) = read_small(&root.join("proc/meminfo")) else {
         return 0;
     };
     text.lines()
@@ -346,11 +346,32 @@ fn memory_total_mb(root: &Path) -> u64 {
 }
 
 fn hostname(root: &Path) -> String {
-    std::fs::read_to_string(root.join("proc/sys/kernel/hostname"))
+    read_small(&root.join("proc/sys/kernel/hostname"))
         .map(|s| s.trim().to_string())
-        .ok()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "localhost".to_string())
+}
+
+/// The most `discover` reads of one small file (sysfs and procfs
+/// attributes, a cache's `refs/main`).
+const SMALL: u64 = 1 << 20;
+
+/// A small file's text, read the way `discover` reads every file it finds
+/// on the machine: opened without waiting (a FIFO planted in a model
+/// folder would wait forever for a writer), only when it is a regular file
+/// (a link to `/dev/zero` never ends), and at most `SMALL` bytes.
+pub fn read_small(path: &std::path::Path) -> Option<String> {
+    use rustix::fs::OFlags;
+    use std::io::Read;
+    let fd =
+        rustix::fs::open(path, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, rustix::fs::Mode::empty()).ok()?;
+    let file = std::fs::File::from(fd);
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(SMALL).read_to_end(&mut bytes).ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 #[cfg(test)]

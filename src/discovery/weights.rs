@@ -7,6 +7,7 @@
 //! exist. So a cache entry is written with its path; so is every `.gguf`
 //! file in it, as `ORG/NAME/FILE.gguf` (llama.cpp is given the file).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::inventory::Weight;
@@ -20,7 +21,7 @@ use crate::inventory::Weight;
 /// where they are (a model dir other than `disk.path`).
 pub fn find(dir: &Path, shown: &Path, with_paths: bool) -> Vec<Weight> {
     let mut out = Vec::new();
-    let mut at = Walk { root: dir, shown, with_paths, out: &mut out };
+    let mut at = Walk { root: dir, shown, with_paths, out: &mut out, seen: HashSet::new() };
     at.walk(dir, 0);
     out.sort_by(|a, b| a.source.cmp(&b.source));
     out.dedup_by(|a, b| a.source == b.source);
@@ -29,11 +30,18 @@ pub fn find(dir: &Path, shown: &Path, with_paths: bool) -> Vec<Weight> {
 
 const MAX_DEPTH: usize = 6;
 
+/// The most folders one walk looks into: a model folder is a few
+/// thousand entries deep at most; a tree past this is no model folder.
+const MAX_FOLDERS: usize = 100_000;
+
 struct Walk<'a> {
     root: &'a Path,
     shown: &'a Path,
     with_paths: bool,
     out: &'a mut Vec<Weight>,
+    /// Folders walked, by (device, inode): a symlinked folder that leads
+    /// back into the tree (14 links to `.` took 33 s) is walked once.
+    seen: HashSet<(u64, u64)>,
 }
 
 impl Walk<'_> {
@@ -52,6 +60,11 @@ impl Walk<'_> {
     }
 
     fn walk(&mut self, dir: &Path, depth: usize) {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = std::fs::metadata(dir) else { return };
+        if !self.seen.insert((meta.dev(), meta.ino())) || self.seen.len() > MAX_FOLDERS {
+            return;
+        }
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
@@ -102,7 +115,7 @@ impl Walk<'_> {
 /// name).
 pub fn snapshot(folder: &Path) -> Option<PathBuf> {
     let snapshots = folder.join("snapshots");
-    if let Ok(rev) = std::fs::read_to_string(folder.join("refs/main")) {
+    if let Some(rev) = super::read_small(&folder.join("refs/main")) {
         let rev = rev.trim();
         let at = snapshots.join(rev);
         if !rev.is_empty() && !rev.contains('/') && at.is_dir() {

@@ -166,6 +166,20 @@ pub fn check_allocations(dec: &mut Decoder, n: &mut Node, raw: Vec<AllocPart>) {
         }
         n.allocations.push(a.alloc);
     }
+    // A GPU held whole while one of its MIG devices is held too: one of
+    // the two is stale, and placement could not say which is free.
+    for (&(g, m), &span) in &held {
+        if let Some(&whole) = taken.get(&g) {
+            let d = Diag::error(
+                Code::MigHeldWhole,
+                format!("GPU {g} of node `{}` is held whole while its MIG device {m} is held too", n.id),
+            )
+            .at(&dec.src, span, "MIG device held here")
+            .label(whole, "the whole GPU held here")
+            .help("a GPU in MIG mode runs its MIG devices, never a whole-GPU workload beside them: fix whichever allocation is stale");
+            dec.push(d);
+        }
+    }
 }
 
 /// MIG devices held: the allocation names exactly one GPU, the GPU has

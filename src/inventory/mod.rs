@@ -65,6 +65,24 @@ pub struct Inventory {
     pub nodes: Vec<Node>,
 }
 
+impl Inventory {
+    /// Per GPU class (by the ids `class_ids` gives them): the vendor of its
+    /// GPUs, `None` when both vendors make one; its resource is the taint a
+    /// replica of the class tolerates without saying so.
+    pub fn class_vendors(&self, class_ids: &std::collections::HashMap<&str, u32>) -> Vec<Option<Vendor>> {
+        let mut vendors: Vec<Option<Option<Vendor>>> = vec![None; class_ids.len()];
+        for g in self.nodes.iter().flat_map(|node| &node.gpus) {
+            let v = &mut vendors[class_ids[g.class.as_str()] as usize];
+            *v = match *v {
+                None => Some(Some(g.vendor)),
+                Some(Some(seen)) if seen == g.vendor => Some(Some(seen)),
+                _ => Some(None),
+            };
+        }
+        vendors.into_iter().map(Option::flatten).collect()
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Node {
     pub id: String,
@@ -180,6 +198,15 @@ impl Vendor {
     }
     fn is_nvidia(&self) -> bool {
         *self == Vendor::Nvidia
+    }
+    /// The resource its device plugin offers GPUs as, and so the key of
+    /// the taint clouds put on its GPU nodes (`nvidia.com/gpu`,
+    /// `amd.com/gpu`): a pod asking for that resource tolerates it.
+    pub fn resource(self) -> &'static str {
+        match self {
+            Vendor::Nvidia => crate::taints::GPU_KEY,
+            Vendor::Amd => crate::taints::AMD_GPU_KEY,
+        }
     }
 }
 

@@ -76,9 +76,20 @@ pub fn of(
     let capacity = resource(at, status.and_then(|s| s.capacity.as_ref()), "capacity", RESOURCE, MAX_GPUS_PER_NODE)?;
     let allocatable =
         resource(at, status.and_then(|s| s.allocatable.as_ref()), "allocatable", RESOURCE, MAX_GPUS_PER_NODE)?;
-    let names = values(labels, "product-name");
+    let mut names = values(labels, "product-name");
     let ids = values(labels, "device-id");
     let vram = values(labels, "vram");
+    // Without the labeller, Karpenter's labels of an AMD instance type
+    // (`instance-gpu-manufacturer=amd`): its name, count and MiB a GPU.
+    let mut karpenter_memory = None;
+    if names.is_empty() && ids.is_empty() && vram.is_empty() {
+        let amd = super::gpus::karpenter(labels, "manufacturer").is_some_and(|(_, m)| m.eq_ignore_ascii_case("amd"));
+        if let (true, Some((_, name))) = (amd, super::gpus::karpenter(labels, "name")) {
+            let number = |what: &str| super::gpus::karpenter(labels, what).and_then(|(_, v)| v.parse::<u64>().ok());
+            names = vec![(name.to_string(), Some(number("count").unwrap_or(0).min(MAX_GPUS_PER_NODE + 1)))];
+            karpenter_memory = number("memory").filter(|&m| m <= crate::import::MAX_MIB);
+        }
+    }
     // The labels count GPUs only in their per-value form.
     let labelled = counted(&ids).or_else(|| counted(&names)).or_else(|| counted(&vram)).unwrap_or(0);
     // The labels' count matters only where the kubelet's does not say.
@@ -113,7 +124,7 @@ pub fn of(
     };
     // Memory: the one VRAM value; of several, the smallest (no GPU is
     // promised more than it has).
-    let memory = vram.iter().filter_map(|(v, _)| vram_mib(v)).min().unwrap_or(0);
+    let memory = vram.iter().filter_map(|(v, _)| vram_mib(v)).min().or(karpenter_memory).unwrap_or(0);
     // A value that does not read is memory unknown: placement then cannot
     // hold a model to it, which is said.
     let unread: Vec<&str> = vram.iter().map(|(v, _)| v.as_str()).filter(|v| vram_mib(v).is_none()).collect();

@@ -12,6 +12,54 @@ use crate::diag::{Code, Diag, Source};
 use crate::doc::{self, Format, Span};
 use crate::import::Problems;
 
+/// An object that says its kind, for `File::each_direct`.
+pub trait Kinded {
+    fn kind(&self) -> Option<&str>;
+}
+
+/// A string of a map kubectl prints as strings (labels, annotations,
+/// quantities), read from whatever a script wrote there: `8` and `true`
+/// are the strings they print as, `null` the empty one.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Text(pub String);
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Text;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Text, E> {
+                Ok(Text(v))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Text, E> {
+                Ok(Text(serde_json::Number::from_f64(v).map_or_else(|| v.to_string(), |n| n.to_string())))
+            }
+            fn visit_unit<E>(self) -> Result<Text, E> {
+                Ok(Text(String::new()))
+            }
+            fn visit_none<E>(self) -> Result<Text, E> {
+                Ok(Text(String::new()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// A step on the way to a value in the file, for pointing at it.
 #[derive(Clone)]
 pub enum Step<'a> {
@@ -121,10 +169,7 @@ impl<'s> File<'s> {
             && *key == self.raw_key
             && let Some(item) = raw.get(*i)
         {
-            let base = item.get().as_ptr() as usize - self.src.text().as_ptr() as usize;
-            let Ok(tree) = doc::parse(item.get(), Format::Json) else { return Span::new(base, base) };
-            let at = walk(&tree, rest).span;
-            return Span::new(base + at.start, base + at.end);
+            return raw_span(self.src.text(), item, rest);
         }
         let tree = self.tree.get_or_init(|| doc::parse(self.src.text(), self.src.format()).ok());
         match tree.as_ref() {
@@ -185,6 +230,44 @@ impl<'s> File<'s> {
         Ok(items.len())
     }
 
+    /// As `each`, but an item of a JSON `List` is read from its text
+    /// straight into `T`, with no tree of values in between: a Pod of
+    /// 150,000 containers or a ResourceSlice of 200,000 devices costs what
+    /// `T` keeps of it, not a value per field (and `T` can refuse a list
+    /// past the API's own limit while it is read). `T` takes numbers where
+    /// kubectl prints strings itself (`Text`).
+    pub(super) fn each_direct<T: for<'de> Deserialize<'de> + Kinded>(
+        &self,
+        kind: &str,
+        problems: &mut Problems,
+        mut f: impl FnMut(usize, T, &mut Problems),
+    ) -> Result<usize, Vec<Diag>> {
+        let top = self.value.get("kind").and_then(Value::as_str).unwrap_or("");
+        let Some(raw) = self.raw.as_ref().filter(|_| top == "List" || top == format!("{kind}List")) else {
+            return self.each(kind, problems, f);
+        };
+        for (i, item) in raw.iter().enumerate() {
+            let path = |k| vec![Step::Key("items"), Step::Index(i), Step::Key(k)];
+            match serde_json::from_str::<T>(item.get()) {
+                Ok(o) => match o.kind() {
+                    Some(k) if k != kind => problems.push(self.not_kubectl(
+                        kind,
+                        &path("kind"),
+                        format!("item {i} is a {}, not a {kind}", crate::term::escape(k)),
+                    )),
+                    _ => f(i, o, problems),
+                },
+                Err(e) => {
+                    problems.push(self.not_kubectl(kind, &path("metadata"), format!("item {i} is not a {kind}: {e}")))
+                }
+            }
+            if problems.full() {
+                break;
+            }
+        }
+        Ok(raw.len())
+    }
+
     /// The error for what is not a `kind` where one should be.
     fn not_kubectl(&self, kind: &str, path: &[Step<'_>], why: String) -> Diag {
         self.error(
@@ -221,6 +304,30 @@ impl<'s> File<'s> {
     pub(super) fn item_path(&self, i: usize) -> Vec<Step<'static>> {
         if self.value.get("items").is_some() { vec![Step::Key("items"), Step::Index(i)] } else { Vec::new() }
     }
+}
+
+/// Where the value at `path` inside a raw item is, or the nearest one
+/// above it: each step reads only the keys (or items) of one level as text,
+/// so pointing into a ResourceSlice of 200,000 devices costs a list of
+/// 200,000 slices of text, never a spanned tree of the whole item.
+fn raw_span(text: &str, item: &RawValue, path: &[Step<'_>]) -> Span {
+    let mut at: &RawValue = item;
+    for step in path {
+        let next = match step {
+            Step::Key(k) => {
+                serde_json::from_str::<std::collections::HashMap<std::borrow::Cow<'_, str>, &RawValue>>(at.get())
+                    .ok()
+                    .and_then(|m| m.get(*k).copied())
+            }
+            Step::Index(i) => serde_json::from_str::<Vec<&RawValue>>(at.get()).ok().and_then(|v| v.get(*i).copied()),
+        };
+        match next {
+            Some(n) => at = n,
+            None => break,
+        }
+    }
+    let start = at.get().as_ptr() as usize - text.as_ptr() as usize;
+    Span::new(start, start + at.get().len())
 }
 
 /// The node at `path` in a spanned tree, or the nearest one above it.

@@ -33,6 +33,69 @@ pub const ALIASES: &[(&str, &str, u64)] = &[
     ("nvidia-b200", "NVIDIA B200", 183359),
 ];
 
+/// EKS without GPU Feature Discovery: Karpenter labels each node with its
+/// EC2 instance type's GPUs (`karpenter.k8s.aws/instance-gpu-name=l4`,
+/// `-count`, `-memory` in MiB a GPU, `-manufacturer`); EKS Auto Mode (a
+/// managed Karpenter) writes the same under `eks.amazonaws.com/`. EC2 names
+/// a GPU by its model only (`a100` on a p4d and a p4de alike): this table
+/// gives the product NVML reports, by name and, where one name covers two
+/// products, by the memory EC2 gives (MiB; 0: any), so that the classes
+/// meet those `discover` writes.
+pub const KARPENTER: &[(&str, u64, &str)] = &[
+    ("a100", 40960, "NVIDIA A100-SXM4-40GB"),
+    ("a100", 81920, "NVIDIA A100-SXM4-80GB"),
+    ("h100", 0, "NVIDIA H100 80GB HBM3"),
+    ("h200", 0, "NVIDIA H200"),
+    ("b200", 0, "NVIDIA B200"),
+    ("l4", 0, "NVIDIA L4"),
+    ("l40s", 0, "NVIDIA L40S"),
+    ("a10g", 0, "NVIDIA A10G"),
+    ("t4", 0, "Tesla T4"),
+    ("t4g", 0, "NVIDIA T4G"),
+    ("v100", 16384, "Tesla V100-SXM2-16GB"),
+    ("v100", 32768, "Tesla V100-SXM2-32GB"),
+    ("k80", 0, "Tesla K80"),
+    ("m60", 0, "Tesla M60"),
+];
+
+/// The label prefixes of Karpenter's instance labels: the project's, and
+/// EKS Auto Mode's.
+const KARPENTER_PREFIXES: [&str; 2] = ["karpenter.k8s.aws/", "eks.amazonaws.com/"];
+
+/// A Karpenter instance label (`instance-gpu-name`, ...) and its key, under
+/// whichever prefix the node carries it.
+pub(super) fn karpenter<'l>(labels: &'l BTreeMap<String, String>, what: &str) -> Option<(String, &'l str)> {
+    KARPENTER_PREFIXES.iter().find_map(|p| {
+        let key = format!("{p}instance-gpu-{what}");
+        labels.get(&key).map(|v| (key, v.trim()))
+    })
+}
+
+/// Whether GPU Feature Discovery labelled the node's NVIDIA GPUs.
+fn has_gfd(labels: &BTreeMap<String, String>) -> bool {
+    labels.contains_key("nvidia.com/gpu.product") || labels.contains_key("nvidia.com/gpu.count")
+}
+
+/// The Karpenter labels a node's NVIDIA GPUs are read from: only where GFD
+/// did not label it, and only when the manufacturer they name is NVIDIA.
+fn karpenter_nvidia(labels: &BTreeMap<String, String>) -> bool {
+    !has_gfd(labels)
+        && karpenter(labels, "name").is_some()
+        && karpenter(labels, "manufacturer").is_none_or(|(_, m)| m.eq_ignore_ascii_case("nvidia"))
+}
+
+/// The product NVML names for a Karpenter GPU name and memory: the
+/// table's, else the name as EC2 gives it.
+pub fn karpenter_product(name: &str, memory_mb: u64) -> String {
+    let name = name.to_ascii_lowercase();
+    let rows: Vec<&(&str, u64, &str)> = KARPENTER.iter().filter(|(n, _, _)| *n == name).collect();
+    rows.iter()
+        .find(|(_, mb, _)| *mb == memory_mb)
+        .or_else(|| rows.iter().find(|(_, mb, _)| *mb == 0))
+        .or_else(|| rows.first())
+        .map_or(name.clone(), |(_, _, product)| (*product).to_string())
+}
+
 /// Where a node's labels and resources are, for pointing at one.
 pub(super) struct At<'a, 'f> {
     pub file: &'a File<'f>,
@@ -124,6 +187,14 @@ fn product(
     warnings: &mut Vec<Diag>,
 ) -> Result<(String, u64), Vec<Diag>> {
     let id = at.id;
+    if karpenter_nvidia(labels) {
+        let (_, name) = karpenter(labels, "name").unwrap_or_default();
+        let memory = match karpenter(labels, "memory") {
+            Some((key, _)) => count(at, labels, &key, MAX_MIB)?.unwrap_or(0),
+            None => 0,
+        };
+        return Ok((karpenter_product(name, memory), memory));
+    }
     let (name, memory) = match (labels.get("nvidia.com/gpu.product"), labels.get("cloud.google.com/gke-accelerator")) {
         (Some(p), _) => (p.clone(), None),
         (None, Some(a)) => match ALIASES.iter().find(|(k, _, _)| k == a) {
@@ -177,6 +248,9 @@ pub fn of(
     let label_count = count(&at, labels, "nvidia.com/gpu.count", most)?;
     let labelled = label_count.is_some();
     let too_many = |n: u64, what: &str| at.too_many(labelled, n, what);
+    if karpenter_nvidia(labels) {
+        return held_to_kubelet(&at, labels, &name, memory, capacity, allocatable, warnings);
+    }
 
     // MIG, single strategy: the product names the profile and the count is
     // of MIG devices; the physical GPUs hold as many as the profile fits.
@@ -267,6 +341,44 @@ pub fn of(
     // Allocatable below capacity: the difference is unhealthy, among the
     // whole GPUs, the highest indices.
     for g in gpus.iter_mut().rev().filter(|g| !g.in_mig_mode()).take(unhealthy as usize) {
+        g.healthy = false;
+    }
+    Ok(gpus)
+}
+
+/// GPUs by Karpenter's labels: the instance type's count, held to what the
+/// kubelet offers (`nvidia.com/gpu`): GPUs it does not offer, or offers
+/// but not as allocatable, are unhealthy (the highest indices); a kubelet
+/// that offers none (the device plugin not running yet, as on a node
+/// Karpenter just brought up) leaves all of them unhealthy, with a warning.
+fn held_to_kubelet(
+    at: &At<'_, '_>,
+    labels: &BTreeMap<String, String>,
+    name: &str,
+    memory: u64,
+    capacity: Option<u64>,
+    allocatable: Option<u64>,
+    warnings: &mut Vec<Diag>,
+) -> Result<Vec<Gpu>, Vec<Diag>> {
+    let (key, _) = karpenter(labels, "count").unwrap_or_default();
+    let labelled = if key.is_empty() { None } else { count(at, labels, &key, MAX_GPUS_PER_NODE)? };
+    let n = labelled.or(capacity).unwrap_or(0);
+    let offered = capacity.unwrap_or(0).min(n);
+    let usable = allocatable.map_or(offered, |a| a.min(offered));
+    if n > 0 && offered == 0 {
+        warnings.push(
+            Diag::warning(
+                Code::NoDevicePlugin,
+                format!(
+                    "node `{}`: Karpenter's labels count {n} GPU(s) but the kubelet advertises no nvidia.com/gpu; all are taken as unhealthy",
+                    at.id
+                ),
+            )
+            .help("the NVIDIA device plugin is not running there yet: no pod can be given a GPU until it is; import again once it is"),
+        );
+    }
+    let mut gpus: Vec<Gpu> = (0..n as u32).map(|g| Gpu::named(g, name, memory)).collect();
+    for g in gpus.iter_mut().skip(usable as usize) {
         g.healthy = false;
     }
     Ok(gpus)

@@ -9,6 +9,7 @@ mod gpus;
 pub mod labels;
 pub mod lws;
 mod pods;
+mod podspec;
 pub mod quantity;
 pub mod render;
 mod requests;
@@ -77,6 +78,7 @@ fn taints(n: &KubeNode) -> Vec<String> {
         "node.kubernetes.io/unreachable",
     ];
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for t in n.spec.as_ref().and_then(|s| s.taints.as_ref()).into_iter().flatten() {
         if STATES.contains(&t.key.as_str()) || !matches!(t.effect.as_str(), "NoSchedule" | "NoExecute") {
             continue;
@@ -87,7 +89,7 @@ fn taints(n: &KubeNode) -> Vec<String> {
         };
         // A key the inventory could not read back (a space, `=` or `:` in
         // it) is no taint Kubernetes accepts either.
-        if crate::taints::parse_taint(&text).is_ok() && !out.contains(&text) {
+        if crate::taints::parse_taint(&text).is_ok() && seen.insert(text.clone()) {
             out.push(text);
         }
     }
@@ -312,9 +314,15 @@ pub fn import_with(
     let mut problems = Problems::default();
     let mut out = Vec::new();
     let mut others = Vec::new();
+    // Nodes whose kubelet offers nvidia.com/gpu: NVIDIA's device plugin serves them.
+    let mut plugin: std::collections::HashSet<String> = std::collections::HashSet::new();
     file.each("Node", &mut problems, |i, k: KubeNode, problems| match node(&file, i, &k, settings, &mut warnings) {
         Ok(n) => {
             others.extend(other_vendor(&n.id, k.status.as_ref()));
+            let offered = k.status.as_ref().and_then(|s| s.capacity.as_ref()).and_then(|c| c.get("nvidia.com/gpu"));
+            if offered.and_then(|q| quantity::parse(&q.0)).is_some_and(|n| n > 0.0) {
+                plugin.insert(n.id.clone());
+            }
             out.push(n);
         }
         Err(d) => problems.extend(d),
@@ -342,16 +350,78 @@ pub fn import_with(
         Some(src) => {
             let p = slices::read(src, &mut warnings)?;
             slices::apply(&p, &mut out, src, &mut warnings);
+            warnings.extend(both_allocators(&p, &plugin));
             p
         }
         None => slices::Published::default(),
     };
+    let mut replicas = None;
     if let Some(pods) = pods {
         let pf = File::read(pods, "kubectl get pods -A -o json").map_err(|d| vec![d])?;
-        pods::allocations(&pf, &mut out, settings.namespaces.as_deref(), &mut warnings)?;
+        let namespaces = settings.namespaces.as_deref();
+        replicas = Some(pods::allocations(&pf, &mut out, namespaces, dra.claims.is_some(), &mut warnings)?);
     }
     if let Some(src) = dra.claims {
-        claims::hold(src, &published, &mut out, settings.namespaces.as_deref(), &mut warnings)?;
+        let trust = claims::Trust { namespaces: settings.namespaces.as_deref(), replicas: replicas.as_ref() };
+        claims::hold(src, &published, &mut out, &trust, &mut warnings)?;
     }
+    warnings.extend(unknown_memory(&out));
+    slices::bus_order(&published, &mut out);
     Ok((Inventory { nodes: out }, warnings))
+}
+
+/// Nodes whose GPUs NVIDIA's DRA driver publishes while its device plugin
+/// offers them too (`nvidia.com/gpu` in the node's capacity): the two
+/// hand out GPUs without knowing of each other, so a claim and a pod that
+/// asks for `nvidia.com/gpu` can be given the same GPU.
+fn both_allocators(published: &slices::Published, plugin: &std::collections::HashSet<String>) -> Option<Diag> {
+    let both: Vec<&str> = published.nodes.keys().filter(|id| plugin.contains(*id)).map(String::as_str).collect();
+    if both.is_empty() {
+        return None;
+    }
+    Some(
+        Diag::warning(
+            Code::DraAndDevicePlugin,
+            format!(
+                "{} node(s) are served by both NVIDIA's DRA driver and its device plugin, which may give one GPU to a claim and to a pod: {}",
+                both.len(),
+                crate::report::shorten(&both, 5)
+            ),
+        )
+        .help("run one of the two on a node: NVIDIA's DRA driver documents turning the device plugin off (or labelling the node so it does not run there)"),
+    )
+}
+
+/// One warning for the GPUs (and MIG devices) whose memory nothing said:
+/// the memory fit is skipped for them, so a model may be placed where its
+/// weights do not fit. A GPU in MIG mode is never placed whole: its own
+/// memory does not matter, its devices' does.
+pub fn unknown_memory(nodes: &[Node]) -> Option<Diag> {
+    let mut seen = Vec::new();
+    for n in nodes {
+        let whole = n.gpus.iter().filter(|g| !g.in_mig_mode() && g.memory_mb == 0).count();
+        let migs = n.gpus.iter().flat_map(|g| &g.mig_devices).filter(|m| m.memory_mb == 0).count();
+        let class = n.gpus.iter().find(|g| !g.in_mig_mode() && g.memory_mb == 0).map_or("", |g| g.class.as_str());
+        let what = match (whole, migs) {
+            (0, 0) => continue,
+            (w, 0) => format!("{w} {class} GPU(s)"),
+            (0, m) => format!("{m} MIG device(s)"),
+            (w, m) => format!("{w} {class} GPU(s), {m} MIG device(s)"),
+        };
+        seen.push(format!("{} ({what})", crate::term::escape(&n.id)));
+    }
+    if seen.is_empty() {
+        return None;
+    }
+    Some(
+        Diag::warning(
+            Code::UnknownMemory,
+            format!(
+                "{} node(s) have GPUs whose memory no label gives, so no model is held to it there (the memory fit is skipped): {}",
+                seen.len(),
+                crate::report::shorten(&seen.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+            ),
+        )
+        .help("GPU Feature Discovery (nvidia.com/gpu.memory), Karpenter (instance-gpu-memory) or the DRA driver's slices say each GPU's memory; import with one of them"),
+    )
 }

@@ -8,10 +8,9 @@
 //! silently hold no GPU. Pods that hold more than the node has are warned
 //! about; the later ones hold what is left.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use k8s_openapi::api::core::v1::Pod;
-
+use super::podspec::{Pod, plain};
 use super::requests::{self, Demands};
 use super::{File, Step};
 use crate::diag::{Code, Diag};
@@ -74,8 +73,8 @@ fn pinned(pod: &Pod, annotations: &BTreeMap<String, String>) -> Vec<String> {
     let terms = spec
         .and_then(|s| s.affinity.as_ref())
         .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref())
-        .map(|r| r.node_selector_terms.clone())
+        .and_then(|a| a.required.as_ref())
+        .map(|r| r.node_selector_terms.as_slice())
         .unwrap_or_default();
     for t in terms {
         for r in t.match_fields.iter().flatten().chain(t.match_expressions.iter().flatten()) {
@@ -87,7 +86,7 @@ fn pinned(pod: &Pod, annotations: &BTreeMap<String, String>) -> Vec<String> {
     if out.is_empty()
         && let Some(h) = spec.and_then(|s| s.node_selector.as_ref()).and_then(|s| s.get("kubernetes.io/hostname"))
     {
-        out.push(h.clone());
+        out.push(h.0.clone());
     }
     if out.is_empty() {
         for key in ["llmgw.io/gpus", "llmgw.io/mig-devices"] {
@@ -103,27 +102,39 @@ fn pinned(pod: &Pod, annotations: &BTreeMap<String, String>) -> Vec<String> {
     out
 }
 
+/// The pods that are llmgw's replicas once the trust rules have sifted
+/// them: (namespace, name) -> (model, replica, the nodes it is bound or
+/// pinned to). A DRA claim is a replica's only when one of these is its pod.
+pub type Replicas = HashMap<(String, String), (String, u32, Vec<String>)>;
+
 /// GPUs, MIG devices, CPUs and memory the pods hold, as allocations on
 /// their nodes; pending llmgw pods hold what they ask for on the node they
-/// are pinned to.
+/// are pinned to. `claims`: whether the claims were given, which say what
+/// pods that claim devices through DRA hold.
 pub fn allocations(
     file: &File<'_>,
     nodes: &mut [Node],
     namespaces: Option<&[String]>,
+    claims: bool,
     warnings: &mut Vec<Diag>,
-) -> Result<(), Vec<Diag>> {
+) -> Result<Replicas, Vec<Diag>> {
     let mut problems = Problems::default();
     let mut held: Vec<Held> = Vec::new();
     let mut waiting: Vec<Waiting> = Vec::new();
-    file.each("Pod", &mut problems, |i, pod: Pod, problems| {
+    // Bound pods that claim devices through DRA and are not llmgw's.
+    let mut claiming: Vec<(String, String)> = Vec::new();
+    file.each_direct("Pod", &mut problems, |i, pod: Pod, problems| {
         if matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed")) {
             return;
         }
-        let labels = pod.metadata.labels.clone().unwrap_or_default();
-        let annotations = pod.metadata.annotations.clone().unwrap_or_default();
+        let labels = plain(pod.metadata.labels.as_ref());
+        let annotations = plain(pod.metadata.annotations.as_ref());
         let (ns, name) =
             (pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
         let bound = pod.spec.as_ref().and_then(|s| s.node_name.clone());
+        if bound.is_some() && claims_devices(&pod) {
+            claiming.push((ns.clone(), name.clone()));
+        }
         let ours = labels.contains_key("llmgw.io/model") || annotations.contains_key("llmgw.io/model");
         if bound.is_none() && !ours {
             return;
@@ -150,6 +161,11 @@ pub fn allocations(
         annotations: &mut h.annotations,
     });
     super::trust::sift(claimants.collect(), namespaces, warnings);
+    let replicas = replicas_of(file, &held, &waiting);
+    if !claims {
+        warnings.extend(claims_not_given(claiming, &replicas));
+    }
+    let at: HashMap<String, usize> = nodes.iter().enumerate().map(|(k, n)| (n.id.clone(), k)).collect();
     for h in held.iter_mut().chain(waiting.iter_mut().map(|w| &mut w.held)).filter(|h| h.llmgw()) {
         h.d.whole = h.d.whole.max(h.dra.0);
         if h.dra.1 > 0 && h.d.migs.is_empty() {
@@ -166,7 +182,7 @@ pub fn allocations(
     held.sort_by(|a, b| (!a.says(), a.key()).cmp(&(!b.says(), b.key())));
     let mut report = Report::default();
     for h in &held {
-        let Some(node) = nodes.iter_mut().find(|n| n.id == h.node) else {
+        let Some(node) = at.get(&h.node).map(|&k| &mut nodes[k]) else {
             if h.d.holds_gpus() {
                 report.unknown.push(format!("{} on {}", h.who(), h.node));
             }
@@ -194,7 +210,7 @@ pub fn allocations(
                 continue;
             }
         };
-        let pinned: Vec<usize> = w.nodes.iter().filter_map(|id| nodes.iter().position(|n| &n.id == id)).collect();
+        let pinned: Vec<usize> = w.nodes.iter().filter_map(|id| at.get(id).copied()).collect();
         let free = pinned
             .iter()
             .copied()
@@ -212,7 +228,46 @@ pub fn allocations(
     }
     problems.into_result()?;
     report.warn(warnings);
-    Ok(())
+    Ok(replicas)
+}
+
+/// Whether a pod names DRA claims (`spec.resourceClaims`).
+fn claims_devices(pod: &Pod) -> bool {
+    pod.spec.as_ref().and_then(|s| s.resource_claims.as_ref()).is_some_and(|c| !c.is_empty())
+}
+
+/// The pods the trust rules left as llmgw's replicas, with their nodes.
+fn replicas_of(file: &File<'_>, held: &[Held], waiting: &[Waiting]) -> Replicas {
+    let mut replicas = Replicas::new();
+    let bound = held.iter().filter(|h| h.llmgw()).map(|h| (h, vec![h.node.clone()]));
+    let pinned = waiting.iter().filter(|w| w.held.llmgw()).map(|w| (&w.held, w.nodes.clone()));
+    for (h, nodes) in bound.chain(pinned) {
+        if let Ok((model, replica, _)) = identity(file, h.i, &h.labels, &h.annotations, &h.ns, &h.name) {
+            replicas.insert((h.ns.clone(), h.name.clone()), (model, replica, nodes));
+        }
+    }
+    replicas
+}
+
+/// Without the claims, a foreign pod's DRA devices are not known: the
+/// GPUs it was given look free. Said, never silent.
+fn claims_not_given(mut claiming: Vec<(String, String)>, replicas: &Replicas) -> Option<Diag> {
+    claiming.retain(|key| !replicas.contains_key(key));
+    if claiming.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = claiming.iter().map(|(ns, n)| format!("{ns}/{n}")).collect();
+    Some(
+        Diag::warning(
+            Code::ClaimsNotGiven,
+            format!(
+                "{} pod(s) claim devices through DRA, and without --claims the GPUs they were given look free: {}",
+                list.len(),
+                crate::report::shorten(&list.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+            ),
+        )
+        .help("give --claims (`kubectl get resourceclaims -A -o json`): the claims say which GPUs each pod holds"),
+    )
 }
 
 /// What the import noticed along the way, said once each.

@@ -7,9 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Container, Pod};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-
+use super::file::Text as Quantity;
+use super::podspec::{Container, Pod};
 use super::{File, Step, quantity};
 use crate::diag::{Code, Diag};
 use crate::import::{MAX_GPUS_PER_NODE, MAX_MIG_PER_GPU};

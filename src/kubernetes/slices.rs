@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Deserialize;
 
+use super::file::Kinded;
 use super::{File, Step};
 use crate::diag::{Code, Diag, Source};
 use crate::import::Problems;
@@ -17,10 +18,27 @@ use crate::inventory::{Gpu, MigDevice, Node};
 /// The driver whose devices are GPUs.
 pub const DRIVER: &str = "gpu.nvidia.com";
 
+/// The most devices one ResourceSlice holds (the API's
+/// `ResourceSliceMaxDevices`, `resource.k8s.io/v1`).
+const MAX_SLICE_DEVICES: usize = 128;
+
+/// The most devices a node's pools may publish: 1024 GPUs with seven MIG
+/// devices each. Past it a pool is not kept, so a file of many slices of
+/// one pool costs what the cap allows, not what the file holds.
+const MAX_NODE_DEVICES: usize = (MAX_GPUS_PER_NODE * (1 + MAX_MIG_PER_GPU)) as usize;
+
 #[derive(Deserialize)]
 struct Slice {
     #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
     spec: SliceSpec,
+}
+
+impl Kinded for Slice {
+    fn kind(&self) -> Option<&str> {
+        self.kind.as_deref()
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -32,7 +50,39 @@ struct SliceSpec {
     #[serde(default)]
     pool: Pool,
     #[serde(default)]
-    devices: Vec<Device>,
+    devices: Capped,
+}
+
+/// A slice's devices, refused past the API's limit while they are read.
+#[derive(Default)]
+struct Capped(Vec<Device>);
+
+impl<'de> Deserialize<'de> for Capped {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Capped, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Capped;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "a list of at most {MAX_SLICE_DEVICES} devices")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Capped, A::Error> {
+                let mut out = Vec::new();
+                while let Some(d) = seq.next_element::<Device>()? {
+                    if out.len() == MAX_SLICE_DEVICES {
+                        return Err(serde::de::Error::custom(format!(
+                            "spec.devices holds more than {MAX_SLICE_DEVICES} devices, the most the API lets a ResourceSlice hold"
+                        )));
+                    }
+                    out.push(d);
+                }
+                Ok(Capped(out))
+            }
+            fn visit_unit<E>(self) -> Result<Capped, E> {
+                Ok(Capped::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -62,42 +112,79 @@ pub(super) struct Device {
     basic: Option<Box<Device>>,
     /// A place a device could be made in (DynamicMIG), not a device.
     #[serde(default, rename = "consumesCounters")]
-    consumes_counters: Option<serde_json::Value>,
+    consumes_counters: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize, Default, Clone)]
 struct Attribute {
     string: Option<String>,
     version: Option<String>,
+    int: Option<i64>,
 }
 
 /// `{value: "40Gi"}`, or a bare quantity (the alpha shape).
 #[derive(Deserialize, Clone)]
 #[serde(untagged)]
 enum Capacity {
-    Value { value: String },
-    Plain(String),
+    Value { value: super::file::Text },
+    Plain(super::file::Text),
 }
 
 impl Device {
+    fn attr(&self, key: &str) -> Option<&Attribute> {
+        self.attributes.get(key).or_else(|| self.basic.as_ref()?.attributes.get(key))
+    }
+
     fn attribute(&self, key: &str) -> Option<&str> {
-        let own = self.attributes.get(key).or_else(|| self.basic.as_ref()?.attributes.get(key))?;
+        let own = self.attr(key)?;
         own.string.as_deref().or(own.version.as_deref())
     }
 
-    fn memory_mb(&self) -> u64 {
-        let cap = self.capacity.get("memory").or_else(|| self.basic.as_ref()?.capacity.get("memory"));
-        let text = match cap {
-            Some(Capacity::Value { value } | Capacity::Plain(value)) => value,
-            None => return 0,
-        };
-        super::quantity::parse(text).map_or(0, |b| (b / (1024.0 * 1024.0)).floor() as u64)
+    fn capacity(&self) -> impl Iterator<Item = (&String, &Capacity)> {
+        self.capacity.iter().chain(self.basic.iter().flat_map(|b| b.capacity.iter()))
+    }
+
+    /// The memory quantity as published, when there is one.
+    fn memory_text(&self) -> Option<&str> {
+        self.capacity().find(|(k, _)| *k == "memory").map(|(_, c)| match c {
+            Capacity::Value { value } | Capacity::Plain(value) => value.0.as_str(),
+        })
     }
 
     /// Where the device sits on the PCI bus: the standard attribute, else
     /// the driver's older spelling.
     fn pci_bus_id(&self) -> Option<&str> {
         self.attribute("resource.kubernetes.io/pciBusID").or_else(|| self.attribute("pcieBusID"))
+    }
+
+    /// The kernel minor number the driver names a GPU by (`gpu-3`, and
+    /// its MIG devices `gpu-3-mig-...`), else its `minor` attribute (the
+    /// driver's releases before 25.8). It does not change when another
+    /// GPU of the node stops being published, as a position would.
+    fn minor(&self) -> Option<u32> {
+        let rest = self.name.strip_prefix("gpu-")?;
+        let digits = rest.split('-').next().unwrap_or_default();
+        digits.parse().ok().or_else(|| self.attr("minor")?.int.and_then(|i| u32::try_from(i).ok()))
+    }
+
+    /// Where a MIG device starts among its GPU's memory slices: unique on
+    /// the GPU while the device exists, whatever else is published. From
+    /// its `memorySliceN` capacities, else its name (`gpu-0-mig-19-3-1`:
+    /// profile 19, start 3, size 1; `gpu-0-mig-1g10gb-19-3`: start 3).
+    fn mig_start(&self) -> Option<u32> {
+        let from_capacity =
+            self.capacity().filter_map(|(k, _)| k.strip_prefix("memorySlice")?.parse::<u32>().ok()).min();
+        if from_capacity.is_some() {
+            return from_capacity;
+        }
+        let (_, tail) = self.name.split_once("-mig-")?;
+        let parts: Vec<&str> = tail.split('-').collect();
+        let numeric = |p: &str| p.parse::<u32>().ok();
+        match parts.as_slice() {
+            [id, start, _size] if numeric(id).is_some() => numeric(start),
+            [.., last] => numeric(last),
+            [] => None,
+        }
     }
 }
 
@@ -110,6 +197,13 @@ pub struct Published {
     pub nodes: BTreeMap<String, Vec<Gpu>>,
 }
 
+/// A device as read, with where it is in the file.
+struct Placed {
+    item: usize,
+    at: usize,
+    device: Device,
+}
+
 /// A pool's newest generation, as far as read.
 struct Seen {
     /// The item of the pool's first slice read, for pointing at it.
@@ -119,23 +213,29 @@ struct Seen {
     /// How many slices the pool says it has.
     count: i64,
     node: String,
-    devices: Vec<Device>,
+    devices: Vec<Placed>,
     names: HashSet<String>,
+    /// More devices than a node may have: none are kept past the cap.
+    over: bool,
 }
 
 impl Seen {
     fn new(first: usize, generation: i64, node: String) -> Seen {
-        Seen { first, generation, slices: 0, count: 0, node, devices: Vec::new(), names: HashSet::new() }
+        Seen { first, generation, slices: 0, count: 0, node, devices: Vec::new(), names: HashSet::new(), over: false }
     }
+}
+
+/// The path of a device in the file.
+fn device_path(item: usize, at: usize) -> Vec<Step<'static>> {
+    vec![Step::Key("items"), Step::Index(item), Step::Key("spec"), Step::Key("devices"), Step::Index(at)]
 }
 
 /// The complete pools of the GPU driver, their devices made GPUs.
 pub fn read(src: &Source, warnings: &mut Vec<Diag>) -> Result<Published, Vec<Diag>> {
     let file = File::read(src, "kubectl get resourceslices -o json").map_err(|d| vec![d])?;
     let mut problems = Problems::default();
-    // Pool -> (highest generation, slices of it seen, count they say, node, devices).
     let mut pools: BTreeMap<String, Seen> = BTreeMap::new();
-    file.each("ResourceSlice", &mut problems, |i, s: Slice, _| {
+    file.each_direct("ResourceSlice", &mut problems, |i, s: Slice, problems| {
         let spec = s.spec;
         if spec.driver != DRIVER || spec.pool.name.is_empty() {
             return;
@@ -145,23 +245,42 @@ pub fn read(src: &Source, warnings: &mut Vec<Diag>) -> Result<Published, Vec<Dia
         if spec.pool.generation > e.generation {
             *e = Seen::new(i, spec.pool.generation, node);
         }
-        if spec.pool.generation == e.generation {
-            e.slices += 1;
-            e.count = e.count.max(spec.pool.resource_slice_count);
-            // A device name is unique in its pool: the first one counts.
-            // Places a device could be made in (DynamicMIG) are not devices.
-            for d in spec.devices.into_iter().filter(|d| d.consumes_counters.is_none()) {
-                if e.names.insert(d.name.clone()) {
-                    e.devices.push(d);
-                }
+        if spec.pool.generation != e.generation || e.over {
+            return;
+        }
+        e.slices += 1;
+        e.count = e.count.max(spec.pool.resource_slice_count);
+        // A device name is unique in its pool: the first one counts.
+        // Places a device could be made in (DynamicMIG) are not devices.
+        for (at, d) in spec.devices.0.into_iter().enumerate().filter(|(_, d)| d.consumes_counters.is_none()) {
+            if e.names.insert(d.name.clone()) {
+                e.devices.push(Placed { item: i, at, device: d });
             }
+        }
+        if e.devices.len() > MAX_NODE_DEVICES {
+            e.over = true;
+            e.devices = Vec::new();
+            e.names = HashSet::new();
+            problems.push(file.error(
+                Code::TooManyGpus,
+                &[Step::Key("items"), Step::Index(i), Step::Key("spec"), Step::Key("devices")],
+                format!(
+                    "pool `{}`: its slices publish more than {MAX_NODE_DEVICES} devices, more than the {MAX_GPUS_PER_NODE} GPUs with {MAX_MIG_PER_GPU} MIG devices each a node may have",
+                    crate::term::escape(&spec.pool.name)
+                ),
+                "the devices past the limit",
+                "give what `kubectl get resourceslices -o json` prints",
+            ));
         }
     })?;
     let mut out = Published::default();
     let mut incomplete = Vec::new();
     // A node's devices over its complete pools, numbered together.
-    let mut by_node: BTreeMap<String, (usize, Vec<Device>)> = BTreeMap::new();
-    for (pool, Seen { first, generation, slices: seen, count, node, devices, .. }) in pools {
+    let mut by_node: BTreeMap<String, (usize, Vec<Placed>)> = BTreeMap::new();
+    for (pool, Seen { first, generation, slices: seen, count, node, devices, over, .. }) in pools {
+        if over {
+            continue;
+        }
         if seen < count {
             incomplete.push(format!("{pool} (generation {generation}: {seen} of {count} slices)"));
             continue;
@@ -169,8 +288,15 @@ pub fn read(src: &Source, warnings: &mut Vec<Diag>) -> Result<Published, Vec<Dia
         out.pools.insert(pool, node.clone());
         by_node.entry(node).or_insert_with(|| (first, Vec::new())).1.extend(devices);
     }
+    let mut positional = Vec::new();
     for (node, (first, devices)) in by_node {
-        let gpus = gpus(&devices);
+        let gpus = match gpus(&file, &node, &devices, &mut positional) {
+            Ok(g) => g,
+            Err(d) => {
+                problems.push(d);
+                continue;
+            }
+        };
         let migs = gpus.iter().map(|g| g.mig_devices.len() as u64).max().unwrap_or(0);
         if gpus.len() as u64 > MAX_GPUS_PER_NODE || migs > MAX_MIG_PER_GPU {
             problems.push(file.error(
@@ -188,6 +314,14 @@ pub fn read(src: &Source, warnings: &mut Vec<Diag>) -> Result<Published, Vec<Dia
         out.nodes.insert(node, gpus);
     }
     problems.into_result()?;
+    once_each_uuid(&file, &out)?;
+    warn(src, &incomplete, &positional, warnings);
+    Ok(out)
+}
+
+/// One warning for the pools not whole in the file, one for the nodes
+/// numbered by bus position.
+fn warn(src: &Source, incomplete: &[String], positional: &[String], warnings: &mut Vec<Diag>) {
     if !incomplete.is_empty() {
         warnings.push(
             Diag::warning(
@@ -202,34 +336,108 @@ pub fn read(src: &Source, warnings: &mut Vec<Diag>) -> Result<Published, Vec<Dia
             .help("the driver was publishing while the file was taken: run `kubectl get resourceslices -o json` again"),
         );
     }
-    Ok(out)
+    if !positional.is_empty() {
+        warnings.push(
+            Diag::warning(
+                Code::SliceNumbering,
+                format!(
+                    "{} node(s) publish GPUs whose names give no minor number (`gpu-<minor>`), so they are numbered by their place on the PCI bus, and a GPU that stops being published renumbers the rest: {}",
+                    positional.len(),
+                    crate::report::shorten(&positional.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                ),
+            )
+            .help("pods' llmgw.io/gpus annotations name GPUs by these indices: on these nodes, place and render again after a GPU comes or goes"),
+        );
+    }
+}
+
+/// A GPU's (or MIG device's) UUID names one device in the cluster: two
+/// devices that publish one are refused, since a claim pinned by UUID (as
+/// render writes them) would then be given either.
+fn once_each_uuid(file: &File<'_>, out: &Published) -> Result<(), Vec<Diag>> {
+    let mut seen: HashMap<&str, (&str, &str)> = HashMap::new();
+    let mut problems = Problems::default();
+    for (node, gpus) in &out.nodes {
+        let devices = gpus.iter().flat_map(|g| {
+            std::iter::once((g.uuid.as_deref(), g.dra_device.as_deref()))
+                .chain(g.mig_devices.iter().map(|m| (m.uuid.as_deref(), m.dra_device.as_deref())))
+        });
+        for (uuid, name) in devices {
+            let (Some(uuid), Some(name)) = (uuid, name) else { continue };
+            if let Some((n, d)) = seen.insert(uuid, (node, name)) {
+                problems.push(file.error(
+                    Code::DuplicateUuid,
+                    &[Step::Key("items")],
+                    format!(
+                        "the slices publish the uuid {} twice: device {} of node `{}` and device {} of node `{}`",
+                        crate::term::escape(uuid),
+                        crate::term::escape(d),
+                        crate::term::escape(n),
+                        crate::term::escape(name),
+                        crate::term::escape(node)
+                    ),
+                    "in these slices",
+                    "a GPU's uuid is its own: a claim pinned to it could be given either device; check the driver on those nodes",
+                ));
+            }
+        }
+    }
+    problems.into_result()
 }
 
 /// A GPU found in a pool, with what orders it: its PCI bus id, its name.
-type Found = (Option<String>, Vec<(u64, String)>, Gpu);
+type Found = (Option<String>, Vec<(u64, String)>, Option<u32>, Gpu);
 
-/// The GPUs of one pool: its `gpu` devices, and the GPUs its `mig`
+/// MiB of a device's memory: `None` when it publishes none; an error at
+/// the quantity when it does not parse or is below zero (a GPU of unknown
+/// memory would skip the memory fit).
+fn memory(file: &File<'_>, node: &str, p: &Placed) -> Result<Option<u64>, Diag> {
+    let Some(text) = p.device.memory_text() else { return Ok(None) };
+    match super::quantity::parse(text) {
+        Some(b) if b >= 0.0 && b < 8.0 * 1024f64.powi(6) => Ok(Some((b / (1024.0 * 1024.0)).floor() as u64)),
+        _ => {
+            let mut path = device_path(p.item, p.at);
+            path.extend([Step::Key("capacity"), Step::Key("memory")]);
+            Err(file.error(
+                Code::OutOfRange,
+                &path,
+                format!(
+                    "node `{node}`: device {} publishes memory `{}`, not a quantity of bytes",
+                    crate::term::escape(&p.device.name),
+                    crate::term::escape(text)
+                ),
+                "not a memory size",
+                "the driver publishes a GPU's memory as a quantity such as 81559Mi or 80Gi",
+            ))
+        }
+    }
+}
+
+/// The GPUs of one node: its `gpu` devices, and the GPUs its `mig`
 /// devices name as `parentUUID` (a GPU in MIG mode is published only as
-/// its MIG devices), in PCI bus order (the driver's device names follow
-/// the kernel's minor numbers, not NVML's indices), numbered from 0.
-fn gpus(devices: &[Device]) -> Vec<Gpu> {
-    let whole: Vec<&Device> = devices.iter().filter(|d| d.attribute("type") == Some("gpu")).collect();
-    let mut migs: Vec<&Device> = devices.iter().filter(|d| d.attribute("type") == Some("mig")).collect();
-    migs.sort_by_key(|d| natural(&d.name));
-    // (PCI bus id, name, the GPU): whole ones, then parents seen only
-    // through their MIG devices.
-    let mut found: Vec<Found> = whole
-        .iter()
-        .map(|d| {
-            let mut g = Gpu::named(0, d.attribute("productName").unwrap_or("unknown"), d.memory_mb());
-            g.uuid = d.attribute("uuid").map(str::to_string);
-            g.dra_device = Some(d.name.clone());
-            g.pci_bus_id = d.pci_bus_id().map(str::to_string);
-            (g.pci_bus_id.clone(), natural(&d.name), g)
-        })
-        .collect();
-    let mut uuids: HashSet<String> = found.iter().filter_map(|(_, _, g)| g.uuid.clone()).collect();
-    for d in &migs {
+/// its MIG devices). Each GPU's index is its minor number (the driver
+/// names it `gpu-<minor>`), so it stays the same when another stops being
+/// published; a node whose names give none is numbered in PCI bus order
+/// and named in `positional`. Returned by index; `bus_order` lists them in
+/// PCI bus order once the import is done.
+fn gpus(file: &File<'_>, node: &str, devices: &[Placed], positional: &mut Vec<String>) -> Result<Vec<Gpu>, Diag> {
+    let whole: Vec<&Placed> = devices.iter().filter(|p| p.device.attribute("type") == Some("gpu")).collect();
+    let mut migs: Vec<&Placed> = devices.iter().filter(|p| p.device.attribute("type") == Some("mig")).collect();
+    migs.sort_by_key(|p| natural(&p.device.name));
+    let mut found: Vec<Found> = Vec::with_capacity(whole.len());
+    for p in &whole {
+        let d = &p.device;
+        let mut g = Gpu::named(0, d.attribute("productName").unwrap_or("unknown"), memory(file, node, p)?.unwrap_or(0));
+        g.uuid = d.attribute("uuid").map(str::to_string);
+        g.dra_device = Some(d.name.clone());
+        g.pci_bus_id = d.pci_bus_id().map(str::to_string);
+        found.push((g.pci_bus_id.clone(), natural(&d.name), d.minor(), g));
+    }
+    let mut uuids: HashSet<String> = found.iter().filter_map(|f| f.3.uuid.clone()).collect();
+    for p in &migs {
+        let d = &p.device;
+        // The device's own memory: checked here, whatever its parent's.
+        memory(file, node, p)?;
         let Some(parent) = d.attribute("parentUUID") else { continue };
         if !uuids.insert(parent.to_string()) {
             continue;
@@ -237,30 +445,63 @@ fn gpus(devices: &[Device]) -> Vec<Gpu> {
         let mut g = Gpu::named(0, d.attribute("productName").unwrap_or("unknown"), 0);
         g.uuid = Some(parent.to_string());
         g.pci_bus_id = d.pci_bus_id().map(str::to_string);
-        found.push((g.pci_bus_id.clone(), natural(parent), g));
+        found.push((g.pci_bus_id.clone(), natural(parent), d.minor(), g));
     }
     found.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    // By minor number, the GPU's own: a GPU no longer published leaves a
+    // gap, never a shift of the others.
+    let minors: Vec<u32> = found.iter().filter_map(|f| f.2).collect();
+    let by_minor = minors.len() == found.len() && minors.iter().collect::<HashSet<_>>().len() == minors.len();
+    if !by_minor && !found.is_empty() {
+        positional.push(node.to_string());
+    }
     let mut out: Vec<Gpu> = found
         .into_iter()
         .enumerate()
-        .map(|(i, (_, _, mut g))| {
-            g.index = i as u32;
+        .map(|(i, (_, _, minor, mut g))| {
+            g.index = if by_minor { minor.unwrap_or_default() } else { i as u32 };
             g
         })
         .collect();
+    out.sort_by_key(|g| g.index);
     let by_uuid: HashMap<String, usize> =
         out.iter().enumerate().filter_map(|(i, g)| Some((g.uuid.clone()?, i))).collect();
-    for d in migs {
-        let Some(&at) = d.attribute("parentUUID").and_then(|p| by_uuid.get(p)) else { continue };
+    // Each GPU's MIG devices, numbered by where they start on it.
+    let mut per_gpu: BTreeMap<usize, Vec<&Placed>> = BTreeMap::new();
+    for p in migs {
+        if let Some(&at) = p.device.attribute("parentUUID").and_then(|u| by_uuid.get(u)) {
+            per_gpu.entry(at).or_default().push(p);
+        }
+    }
+    for (at, list) in per_gpu {
+        let starts: Vec<Option<u32>> = list.iter().map(|p| p.device.mig_start()).collect();
+        let known: HashSet<u32> = starts.iter().flatten().copied().collect();
+        let by_start = known.len() == list.len();
         let g = &mut out[at];
         g.mig = Some(true);
-        let mut m =
-            MigDevice::new(g.mig_devices.len() as u32, d.attribute("profile").unwrap_or_default(), d.memory_mb());
-        m.uuid = d.attribute("uuid").map(str::to_string);
-        m.dra_device = Some(d.name.clone());
-        g.mig_devices.push(m);
+        for (k, p) in list.iter().enumerate() {
+            let d = &p.device;
+            let index = if by_start { starts[k].unwrap_or_default() } else { k as u32 };
+            let mut m =
+                MigDevice::new(index, d.attribute("profile").unwrap_or_default(), memory(file, node, p)?.unwrap_or(0));
+            m.uuid = d.attribute("uuid").map(str::to_string);
+            m.dra_device = Some(d.name.clone());
+            g.mig_devices.push(m);
+        }
+        g.mig_devices.sort_by_key(|m| m.index);
     }
-    out
+    Ok(out)
+}
+
+/// Lists the GPUs of nodes whose slices give every GPU's PCI bus id in
+/// bus order, the order NVML numbers them in (their indices stay their
+/// minor numbers; llmgw's loader orders GPUs by index when it reads them).
+pub fn bus_order(published: &Published, nodes: &mut [Node]) {
+    for n in nodes.iter_mut().filter(|n| published.nodes.contains_key(&n.id)) {
+        if n.gpus.iter().all(|g| g.pci_bus_id.is_some()) {
+            n.gpus.sort_by(|a, b| a.pci_bus_id.cmp(&b.pci_bus_id));
+        }
+    }
 }
 
 /// A name compared with its digit runs as numbers: `gpu-2` before `gpu-10`.

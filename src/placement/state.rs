@@ -18,6 +18,9 @@ pub struct Fleet<'i> {
     pub fabric_order: Vec<u32>,
     pub classes: Vec<&'i str>,
     class_ids: HashMap<&'i str, u32>,
+    /// Per class: the vendor of its GPUs (`None` when both make one), whose
+    /// GPU taint a replica of that class tolerates.
+    class_vendor: Vec<Option<crate::inventory::Vendor>>,
     /// Per node: offset of its first GPU in the flat arrays below.
     gpu_base: Vec<u32>,
     gpu_class: Vec<u32>,
@@ -90,6 +93,7 @@ impl<'i> Fleet<'i> {
         classes.sort_unstable();
         classes.dedup();
         let class_ids: HashMap<&str, u32> = classes.iter().enumerate().map(|(i, c)| (*c, i as u32)).collect();
+        let class_vendor = inv.class_vendors(&class_ids);
         let mut f = Fleet {
             inv,
             gpu_base: Vec::with_capacity(n + 1),
@@ -116,6 +120,7 @@ impl<'i> Fleet<'i> {
             fabric_order,
             classes,
             class_ids,
+            class_vendor,
         };
         let mut holders: HashMap<&str, Vec<u32>> = HashMap::new();
         let mut taint_ids: HashMap<&str, u32> = HashMap::new();
@@ -131,6 +136,15 @@ impl<'i> Fleet<'i> {
                 }
                 if let [g] = a.gpus[..] {
                     f.mig_held.extend(a.mig_devices.iter().map(|&m| (ni as u32, g, m)));
+                }
+                // A GPU in MIG mode held whole: none of its MIG devices is
+                // free either, whatever another allocation says.
+                if a.mig_devices.is_empty() {
+                    for gpu in a.gpus.iter().filter_map(|&g| node.gpu_position(g).map(|p| &node.gpus[p])) {
+                        if gpu.in_mig_mode() {
+                            f.mig_held.extend(gpu.mig_devices.iter().map(|m| (ni as u32, gpu.index, m.index)));
+                        }
+                    }
                 }
                 f.existing.entry(a.model.as_str()).or_default().entry(a.replica).or_default().push(ni as u32);
             }
@@ -188,13 +202,15 @@ impl<'i> Fleet<'i> {
         self.cpu_held.push(node.allocations.iter().filter_map(|a| a.cpus).map(millis).fold(0, u64::saturating_add));
         self.mem_held.push(node.allocations.iter().filter_map(|a| a.memory_mb).fold(0, u64::saturating_add));
         let mut mine = Vec::new();
+        // Each taint once, in the node's order, without a search per taint.
+        let mut seen = HashSet::new();
         for (text, parsed) in node.repelling_taints() {
             let id = *taint_ids.entry(text).or_insert_with(|| {
                 self.taints.push(text);
                 self.taint_parsed.push(parsed);
                 (self.taints.len() - 1) as u32
             });
-            if !mine.contains(&id) {
+            if seen.insert(id) {
                 mine.push(id);
             }
         }
@@ -209,6 +225,17 @@ impl<'i> Fleet<'i> {
         self.inv.nodes.len() as u32
     }
 
+    /// The GPU taint a replica of `p` tolerates without saying so: its
+    /// GPUs' device plugin resource, as render writes it (none for a
+    /// CPU-only profile, or a class both vendors make).
+    pub fn implicit_toleration(&self, p: &Profile) -> Option<&'static str> {
+        if p.cpu_only() {
+            return None;
+        }
+        let class = p.gpu_class.as_deref().and_then(|c| self.class_ids.get(c))?;
+        self.class_vendor[*class as usize].map(crate::inventory::Vendor::resource)
+    }
+
     pub fn compile<'p>(&self, p: &'p Profile) -> Compiled<'p> {
         Compiled {
             profile: p,
@@ -216,11 +243,10 @@ impl<'i> Fleet<'i> {
             holders: p.source.as_deref().and_then(|s| self.holders.get(s)).cloned().unwrap_or_else(|| Rc::from([])),
             engine: engine_bit(p.engine.name),
             need: super::memory::need(p),
-            tolerates: self
-                .taint_parsed
-                .iter()
-                .map(|t| crate::taints::tolerated(t, &p.tolerations, !p.cpu_only()))
-                .collect(),
+            tolerates: {
+                let by_key = crate::taints::ByKey::new(&p.tolerations, self.implicit_toleration(p));
+                self.taint_parsed.iter().map(|t| by_key.tolerates(t)).collect()
+            },
         }
     }
 

@@ -516,6 +516,21 @@ fn arm_warning(jobs: &[Job<'_>]) -> Option<Diag> {
     )
 }
 
+/// A node id as the host of a URL: a host name or IPv4 address as it is
+/// (letters, digits, `.`, `-`, `_`, not beginning with `-` or `.`), an IPv6
+/// address in brackets; `None` for anything else, whose `@`, `:`, `/`, `?`
+/// or `#` would make the URL point at another host.
+pub fn url_host(id: &str) -> Option<String> {
+    if let Ok(v6) = id.parse::<std::net::Ipv6Addr>() {
+        return Some(format!("[{v6}]"));
+    }
+    let plain = !id.is_empty()
+        && id.len() <= 253
+        && !id.starts_with(['-', '.'])
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'));
+    plain.then(|| id.to_string())
+}
+
 /// One warning for the replicas rendered without a CPU or memory request.
 fn resource_warning(jobs: &[Job<'_>]) -> Option<Diag> {
     let name = |j: &Job<'_>| format!("{} r{}", j.entry.model, j.entry.replica);

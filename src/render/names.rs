@@ -2,7 +2,7 @@
 //! and Slurm jobs: sanitised for where they go, cut to fit, and never two
 //! alike (a short hash of the exact identity where they would be).
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 use sha2::{Digest, Sha256};
 
@@ -50,48 +50,57 @@ pub fn job(s: &str) -> String {
 
 /// One name to give out: `head` + `suffix` (a `-r3`), at most `max` long,
 /// kept apart from every other by `identity` (the exact model and replica).
+/// `running`: the replica (or a replica of the model) runs already, so its
+/// objects exist under the name it had: it keeps that name.
 pub struct Want {
     pub identity: String,
     pub head: String,
     pub suffix: String,
     pub max: usize,
+    pub running: bool,
 }
 
-/// Final names, in order: `head + suffix` when it fits and no other item
-/// would get the same; else the head cut to leave room for the suffix and
-/// `-<hash of identity>`, which keeps it apart. Names are compared as they
-/// come out, so a name that still equals another (a model literally named
-/// like another's hashed name, or a hash collision) takes a hash, then a
-/// longer one, until every name is unique; which name is whose depends on
-/// the set of names only, never on their order.
+/// Final names, in order: `head + suffix` when it fits and no earlier item
+/// took it; else the head cut to leave room for the suffix and `-<hash of
+/// identity>` (a longer hash while that is taken too). Running replicas
+/// choose first, then the new ones, each in the plan's order: a model
+/// added beside a running one whose name sanitises alike takes the hash,
+/// and the running replica's objects keep their names (renaming them
+/// would make `kubectl apply --prune` restart it). Deterministic for a
+/// given plan: two renders of one plan give the same names.
 pub fn unique(items: &[Want]) -> Vec<String> {
-    let plain: Vec<String> = items.iter().map(|w| format!("{}{}", w.head, w.suffix)).collect();
-    // Per item: 0 plain, k the k-th hash length of DIGITS.
-    let mut level: Vec<usize> = plain.iter().zip(items).map(|(p, w)| usize::from(p.len() > w.max)).collect();
     let name = |i: usize, level: usize| -> String {
         let w = &items[i];
         if level == 0 {
-            return plain[i].clone();
+            return format!("{}{}", w.head, w.suffix);
         }
         let hash = short_hash(&w.identity, DIGITS[(level - 1).min(DIGITS.len() - 1)]);
         let room = w.max.saturating_sub(hash.len() + 1 + w.suffix.len());
         let head: String = w.head.chars().take(room).collect();
         format!("{}{}-{hash}", head.trim_end_matches(['-', '.', '_']), w.suffix)
     };
-    let mut names: Vec<String> = (0..items.len()).map(|i| name(i, level[i])).collect();
-    for _ in 0..=DIGITS.len() {
-        let mut count: HashMap<&str, usize> = HashMap::new();
-        for n in &names {
-            *count.entry(n.as_str()).or_default() += 1;
-        }
-        let alike: Vec<usize> = (0..names.len()).filter(|&i| count[names[i].as_str()] > 1).collect();
-        if alike.is_empty() {
-            break;
-        }
-        for i in alike {
-            level[i] = (level[i] + 1).min(DIGITS.len());
-            names[i] = name(i, level[i]);
-        }
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| !items[i].running);
+    let mut taken: HashSet<String> = HashSet::with_capacity(items.len());
+    let mut names = vec![String::new(); items.len()];
+    for i in order {
+        let w = &items[i];
+        let plain_fits = w.head.len() + w.suffix.len() <= w.max;
+        let mut level = usize::from(!plain_fits);
+        let chosen = loop {
+            let candidate = name(i, level);
+            if !taken.contains(&candidate) {
+                break candidate;
+            }
+            if level >= DIGITS.len() {
+                // The whole sha256 of two identities alike: one identity
+                // twice, which callers never give; kept apart all the same.
+                break format!("{candidate}-{i}");
+            }
+            level += 1;
+        };
+        taken.insert(chosen.clone());
+        names[i] = chosen;
     }
     names
 }
@@ -115,6 +124,7 @@ mod tests {
             head: head.into(),
             suffix: suffix.into(),
             max: 45,
+            running: false,
         };
         let long = format!("llmgw-{}", "x".repeat(80));
         let items = vec![
@@ -132,7 +142,13 @@ mod tests {
     }
 
     fn workload(model: &str) -> Want {
-        Want { identity: format!("{model}/0"), head: dns(&format!("llmgw-{model}")), suffix: "-r0".into(), max: 63 }
+        Want {
+            identity: format!("{model}/0"),
+            head: dns(&format!("llmgw-{model}")),
+            suffix: "-r0".into(),
+            max: 63,
+            running: false,
+        }
     }
 
     #[test]
@@ -142,30 +158,36 @@ mod tests {
         // name for two models under the old hash.
         let names = unique(&[workload("m_.__-.x"), workload("m---_-._--x")]);
         assert_ne!(names[0], names[1], "{names:?}");
-        assert!(names.iter().all(|n| n.starts_with("llmgw-m-x-r0-") && n.len() == "llmgw-m-x-r0-".len() + 10));
+        assert_eq!(names[0], "llmgw-m-x-r0");
+        assert!(names[1].starts_with("llmgw-m-x-r0-") && names[1].len() == "llmgw-m-x-r0-".len() + 10);
+    }
+
+    fn service(m: &str, running: bool) -> Want {
+        Want { identity: m.into(), head: dns(&format!("llmgw-{m}")), suffix: String::new(), max: 63, running }
     }
 
     #[test]
-    fn a_plain_name_equal_to_anothers_hashed_one_is_kept_apart_in_any_order() {
-        let service =
-            |m: &str| Want { identity: m.into(), head: dns(&format!("llmgw-{m}")), suffix: String::new(), max: 63 };
-        // `Llama` and `llama` both want `llmgw-llama`: each gets a hash; a
-        // third model literally named like the first's hashed name.
-        let hashed = unique(&[service("Llama"), service("llama")]);
-        let copycat = hashed[0].trim_start_matches("llmgw-").to_string();
-        let items = [service("Llama"), service("llama"), service(&copycat)];
-        let names = unique(&items);
+    fn a_plain_name_equal_to_anothers_hashed_one_is_kept_apart() {
+        // `Llama` and `llama` both want `llmgw-llama`; a third model
+        // literally named like the second's hashed name.
+        let hashed = unique(&[service("Llama", false), service("llama", false)]);
+        let copycat = hashed[1].trim_start_matches("llmgw-").to_string();
+        let names = unique(&[service("Llama", false), service("llama", false), service(&copycat, false)]);
         let mut set: Vec<&String> = names.iter().collect();
         set.sort();
         set.dedup();
         assert_eq!(set.len(), 3, "{names:?}");
-        let reversed: Vec<Want> = items
-            .iter()
-            .rev()
-            .map(|w| Want { identity: w.identity.clone(), head: w.head.clone(), suffix: w.suffix.clone(), max: w.max })
-            .collect();
-        let mut back = unique(&reversed);
-        back.reverse();
-        assert_eq!(names, back, "the same names whatever the order");
+    }
+
+    #[test]
+    fn a_running_replica_keeps_its_name_when_a_model_alike_is_added() {
+        // Turn 1: `Llama-3` alone. Turn 2: `llama.3` added before it in the
+        // catalog, `Llama-3` running. Turn 3: both running.
+        let alone = unique(&[service("Llama-3", false)]);
+        let added = unique(&[service("llama.3", false), service("Llama-3", true)]);
+        assert_eq!(added[1], alone[0], "the running replica keeps its name");
+        assert_ne!(added[0], added[1]);
+        let both = unique(&[service("Llama-3", true), service("llama.3", true)]);
+        assert_eq!(both, [added[1].clone(), added[0].clone()], "and keeps it once both run");
     }
 }

@@ -87,6 +87,19 @@ impl Job {
     }
 }
 
+impl Job {
+    /// Whether the import has anything to do with the job: a running job
+    /// on some node, or llmgw's (running or pending). Finished jobs and
+    /// others' pending jobs hold nothing.
+    fn matters(&self) -> bool {
+        match self.phase {
+            Phase::Done => false,
+            Phase::Pending => self.identity.is_some(),
+            Phase::Holding => self.identity.is_some() || !self.shares.is_empty(),
+        }
+    }
+}
+
 /// A per-node share of a job-wide count.
 fn each(total: Option<u64>, nodes: usize) -> Option<u64> {
     total.filter(|_| nodes > 0).map(|t| t / nodes as u64)
@@ -204,8 +217,20 @@ fn json(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
     let mut errors = crate::import::Problems::default();
     let mut one = |i: usize, j: &Value, errors: &mut crate::import::Problems| {
         let path = [Step::Key("jobs"), Step::Index(i)];
+        if !j.is_object() {
+            return errors.push(file.error(
+                Code::SlurmJob,
+                &path,
+                format!("job {i} is not an object"),
+                "this job",
+                HELP,
+            ));
+        }
         match json_job(j, &mut left) {
-            Ok(job) => out.push(Job { span: file.span(&path), ..job }),
+            // Only what holds or will hold something is kept: a listing
+            // of millions of finished jobs costs nothing past reading it.
+            Ok(job) if job.matters() => out.push(Job { span: file.span(&path), ..job }),
+            Ok(_) => {}
             Err(why) => errors.push(file.error(Code::SlurmJob, &path, format!("job {i}: {why}"), "this job", HELP)),
         }
     };
@@ -320,10 +345,16 @@ fn json_cpus(j: &Value, nodes: &[String]) -> Result<PerNode, String> {
     let mut memory = vec![None; nodes.len()];
     let res = j.get("job_resources");
     let mib = crate::import::MAX_MIB;
+    // The first of each name, as a search from the front finds it: a job
+    // of a million nodes is not searched a million times.
+    let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::with_capacity(nodes.len());
+    for (k, n) in nodes.iter().enumerate().rev() {
+        at.insert(n.as_str(), k);
+    }
     if let Some(alloc) = res.and_then(|r| r.pointer("/nodes/allocation")).and_then(Value::as_array) {
         for a in alloc {
             let name = string(a.get("name"));
-            if let Some(k) = nodes.iter().position(|n| *n == name) {
+            if let Some(&k) = at.get(name.as_str()) {
                 cpus[k] = number(a.pointer("/cpus/count"), u64::from(u32::MAX))?.map(|c| c as f64);
                 memory[k] = number(a.pointer("/memory/allocated"), mib)?;
             }
@@ -336,8 +367,8 @@ fn json_cpus(j: &Value, nodes: &[String]) -> Result<PerNode, String> {
         };
         for (k, v) in items {
             let name = string(v.get("nodename"));
-            let at = nodes.iter().position(|n| *n == name).or(k.filter(|_| name.is_empty()));
-            if let Some(k) = at.filter(|&k| k < nodes.len()) {
+            let here = at.get(name.as_str()).copied().or(k.filter(|_| name.is_empty()));
+            if let Some(k) = here.filter(|&k| k < nodes.len()) {
                 cpus[k] = number(v.get("cpus"), u64::from(u32::MAX))?.map(|c| c as f64);
                 memory[k] = number(v.get("memory"), mib)?.filter(|&m| m > 0);
             }
@@ -412,7 +443,8 @@ fn text_jobs(src: &Source) -> Result<Vec<Job>, Vec<Diag>> {
             Phase::Holding => text_shares(t, r, &mut job.shares, &mut left).map_err(|(w, k)| bad(w, k)),
         };
         match result {
-            Ok(()) => out.push(job),
+            Ok(()) if job.matters() => out.push(job),
+            Ok(()) => {}
             Err(d) => errors.push(d),
         }
         if errors.full() {

@@ -321,7 +321,7 @@ fn apply_topology(t: &Source, out: &mut [Built], warnings: &mut Vec<Diag>) -> Re
         .collect();
     for b in out.iter_mut() {
         if let Some(f) = topo.fabrics.get(&b.node.id) {
-            b.node.fabrics = f.iter().map(|name| Fabric::named(name.clone())).collect();
+            b.node.fabrics = f.iter().map(|n| topo.fabric(n)).collect();
         }
     }
     if !two.is_empty() {
@@ -413,7 +413,7 @@ fn apply_jobs(
 ) -> Result<(), Vec<Diag>> {
     let mut list = jobs::read(src)?;
     // Earlier jobs first: over-subscribed GPUs stay with the one that started first.
-    list.sort_by_key(|j| (j.id.len(), j.id.clone()));
+    list.sort_by(|a, b| (a.id.len(), &a.id).cmp(&(b.id.len(), &b.id)));
     let at: BTreeMap<String, usize> = out.iter().enumerate().map(|(k, b)| (b.node.id.clone(), k)).collect();
     let mut errors = Problems::default();
     let mut found = Found::default();

@@ -52,6 +52,7 @@ pub fn job_names(entries: &[&Entry]) -> Vec<String> {
             suffix: format!("-r{}", e.replica),
             // Within a file name's 255 bytes, with room for `.sbatch`.
             max: 128,
+            running: e.kind == crate::plan::Kind::Existing,
         })
         .collect();
     names::unique(&wants)
@@ -173,7 +174,13 @@ pub fn render<'a>(
         };
         let mut by_slurm = node_ids.clone();
         by_slurm.sort_by(|a, b| slurm_order(a, b));
-        let url = format!("http://{}:{}", by_slurm[0], ports.http);
+        let url = match leader_url(j, by_slurm[0], ports.http) {
+            Ok(url) => url,
+            Err(d) => {
+                errors.push(d);
+                continue;
+            }
+        };
         out.endpoints.push(Endpoint {
             model: &j.entry.model,
             replica: j.entry.replica,
@@ -195,6 +202,25 @@ pub fn render<'a>(
 /// `trtllm-llmapi-launch`, as its Slurm examples run it).
 fn mpi_launch(j: &Job<'_>) -> bool {
     j.profile.engine.name == "trtllm" && j.profile.gpus_per_node > 1
+}
+
+/// The replica's URL at its leader node. The node id is the URL's host:
+/// one that is no host name (`user@evil.example:443/x?`) would send the
+/// model's requests, through LiteLLM's api_base, somewhere else.
+fn leader_url(j: &Job<'_>, leader: &str, port: u16) -> Result<String, Diag> {
+    match crate::render::url_host(leader) {
+        Some(host) => Ok(format!("http://{host}:{port}")),
+        None => Err(Diag::error(
+            Code::NotAHost,
+            format!(
+                "{} r{}: node `{}` is no host name, so it cannot be the host of the replica's URL",
+                j.entry.model,
+                j.entry.replica,
+                crate::term::escape(leader)
+            ),
+        )
+        .help("a node id that serves a replica is a host name or an IP address: letters, digits, `.`, `-`, `_`")),
+    }
 }
 
 /// A new replica's ports: its wanted ones, or the next free on its nodes;

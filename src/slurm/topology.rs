@@ -1,7 +1,11 @@
 //! Fabrics from Slurm's topology: `topology.conf` (the tree plugin's
-//! `SwitchName=... Switches=... Nodes=...` lines) or `topology.yaml`
-//! (Slurm 25.05: tree and block topologies). Nodes under one top-level
-//! switch, or in one block, share a fabric named after it.
+//! `SwitchName=... Switches=... Nodes=...` lines, the block plugin's
+//! `BlockName=... Nodes=...` and `BlockSizes=` lines), what `scontrol show
+//! topology` prints of either, or `topology.yaml` (Slurm 25.05: tree and
+//! block topologies). Nodes under one top-level switch share a fabric named
+//! after it; nodes in one block share an NVLink domain (a fabric of kind
+//! nvlink) named after the block: sites describe each GB200/GB300 NVL72
+//! rack as one block, and a replica across nodes is placed inside one.
 //!
 //! Every hostlist is counted before it is expanded, against one budget for
 //! the whole file; a switch that is its own ancestor is an error.
@@ -23,16 +27,35 @@ struct Switch {
     span: Span,
 }
 
+/// One block: its name and nodes (a hostlist), and where it is.
+struct Block {
+    name: String,
+    nodes: String,
+    span: Span,
+}
+
 /// What a topology says about nodes.
 #[derive(Debug, Default)]
 pub struct Topology {
     /// Node name -> its fabrics (one, or more for a node under several
     /// leaf switches with different tops), in the file's order.
     pub fabrics: BTreeMap<String, Vec<String>>,
+    /// The fabrics that are NVLink domains: the blocks.
+    pub nvlink: BTreeSet<String>,
     /// Nodes under more than one leaf switch, with those switches.
     pub leaves: BTreeMap<String, Vec<String>>,
     /// Child switch names no `SwitchName=` line defines.
     pub unknown_switches: BTreeSet<String>,
+}
+
+impl Topology {
+    /// The fabric named `name`: an NVLink domain for a block, else a
+    /// switch's fabric (InfiniBand); adapters are not in Slurm's output.
+    pub fn fabric(&self, name: &str) -> crate::inventory::Fabric {
+        use crate::inventory::FabricKind;
+        let kind = if self.nvlink.contains(name) { FabricKind::Nvlink } else { FabricKind::Infiniband };
+        crate::inventory::Fabric { name: name.to_string(), kind, hcas: None }
+    }
 }
 
 pub fn read(src: &Source) -> Result<Topology, Vec<Diag>> {
@@ -45,16 +68,33 @@ pub fn read(src: &Source) -> Result<Topology, Vec<Diag>> {
     if looks_yaml {
         yaml(src, &mut budget)
     } else {
-        let switches = conf(src, &mut budget)?;
-        tree(src, &switches)
+        let (switches, blocks) = conf(src, &mut budget)?;
+        let mut out = tree(src, &switches)?;
+        add_blocks(src, &blocks, &mut out)?;
+        Ok(out)
     }
+}
+
+/// Each block's nodes in its NVLink domain, named after the block.
+fn add_blocks(src: &Source, blocks: &[Block], out: &mut Topology) -> Result<(), Vec<Diag>> {
+    for b in blocks {
+        // Counted in `conf`: each expansion here is within budget.
+        for n in hostlist::expand(&b.nodes).map_err(|w| bad(src, b.span, w))? {
+            let f = out.fabrics.entry(n).or_default();
+            if !f.contains(&b.name) {
+                f.push(b.name.clone());
+            }
+        }
+        out.nvlink.insert(b.name.clone());
+    }
+    Ok(())
 }
 
 fn bad(src: &Source, span: Span, why: String) -> Vec<Diag> {
     vec![
         Diag::error(Code::Hostlist, format!("{}: {why}", src.name()))
             .at(src, span, "here")
-            .help("give Slurm's topology.conf (`SwitchName=s1 Nodes=gpu[01-16]`) or topology.yaml"),
+            .help("give Slurm's topology.conf (`SwitchName=s1 Nodes=gpu[01-16]`, `BlockName=b1 Nodes=gpu[01-18]`), what `scontrol show topology` prints, or topology.yaml"),
     ]
 }
 
@@ -69,8 +109,14 @@ fn charge(expr: &str, budget: &mut u64) -> Result<(), String> {
     Ok(())
 }
 
-fn conf(src: &Source, budget: &mut u64) -> Result<Vec<Switch>, Vec<Diag>> {
-    let mut out = Vec::new();
+/// The switches and blocks of a `topology.conf`, or of what `scontrol show
+/// topology` prints (the same keys, with `Level=`, `LinkSpeed=`,
+/// `BlockIndex=`, `BlockSize=` beside them). `BlockSizes=` must be sizes;
+/// an `AggregatedBlock=` line (Slurm 24.11's higher block levels) is the
+/// union of base blocks, which are the NVLink domains, so it adds none.
+fn conf(src: &Source, budget: &mut u64) -> Result<(Vec<Switch>, Vec<Block>), Vec<Diag>> {
+    let mut switches = Vec::new();
+    let mut blocks = Vec::new();
     for (line_no, span) in crate::import::lines(src.text()).into_iter().enumerate() {
         let full = &src.text()[span.start..span.end];
         let line = full.split('#').next().unwrap_or_default();
@@ -78,6 +124,9 @@ fn conf(src: &Source, budget: &mut u64) -> Result<Vec<Switch>, Vec<Diag>> {
             continue;
         }
         let mut sw = Switch { name: String::new(), switches: String::new(), nodes: String::new(), span };
+        let mut block: Option<String> = None;
+        let mut aggregated = false;
+        let mut sizes = false;
         for word in line.split_whitespace() {
             // Point at the word itself when it is the one in error.
             let at = word.as_ptr() as usize - full.as_ptr() as usize + span.start;
@@ -87,19 +136,38 @@ fn conf(src: &Source, budget: &mut u64) -> Result<Vec<Switch>, Vec<Diag>> {
             };
             match k.to_ascii_lowercase().as_str() {
                 "switchname" => sw.name = v.to_string(),
-                "switches" | "nodes" => {
+                "blockname" => block = Some(v.to_string()),
+                "aggregatedblock" => aggregated = true,
+                "blocksizes" => {
+                    sizes = true;
+                    if v.split(',').any(|n| n.trim().parse::<u32>().map_or(true, |n| n == 0)) {
+                        return Err(bad(
+                            src,
+                            word_span,
+                            format!("`{word}`: block sizes are node counts, `BlockSizes=18,36`"),
+                        ));
+                    }
+                }
+                "switches" | "nodes" if !aggregated => {
                     charge(v, budget).map_err(|w| bad(src, word_span, w))?;
                     if k.eq_ignore_ascii_case("nodes") { sw.nodes = v.to_string() } else { sw.switches = v.to_string() }
                 }
                 _ => {}
             }
         }
-        if sw.name.is_empty() {
-            return Err(bad(src, span, format!("line {} has no SwitchName", line_no + 1)));
+        if aggregated || (sizes && sw.name.is_empty() && block.is_none()) {
+            continue;
         }
-        out.push(sw);
+        match (block, sw.name.is_empty()) {
+            (Some(name), true) if !name.is_empty() => blocks.push(Block { name, nodes: sw.nodes, span }),
+            (None, false) => switches.push(sw),
+            (Some(_), false) => {
+                return Err(bad(src, span, format!("line {} names a switch and a block", line_no + 1)));
+            }
+            _ => return Err(bad(src, span, format!("line {} has no SwitchName or BlockName", line_no + 1))),
+        }
     }
-    Ok(out)
+    Ok((switches, blocks))
 }
 
 /// Every node's fabrics: the top-level switch above each of its leaf switches.
@@ -273,13 +341,14 @@ fn yaml(src: &Source, budget: &mut u64) -> Result<Topology, Vec<Diag>> {
         for b in blocks {
             let nodes = s(b.get("nodes"));
             charge(&nodes, budget).map_err(|w| bad(src, whole, w))?;
+            let name = s(b.get("block"));
             for n in hostlist::expand(&nodes).map_err(|w| bad(src, whole, w))? {
                 let f = out.fabrics.entry(n).or_default();
-                let name = s(b.get("block"));
                 if !f.contains(&name) {
-                    f.push(name);
+                    f.push(name.clone());
                 }
             }
+            out.nvlink.insert(name);
         }
         return Ok(out);
     }

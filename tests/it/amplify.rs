@@ -164,3 +164,107 @@ fn explain_of_a_million_unplaced_replicas_is_one_run_per_stretch() {
     assert_eq!(d["replicas"][0]["replica"], 500_000);
     assert!(d["replicas"][0].get("through").is_none(), "{d}");
 }
+
+/// Bounded before they are kept: each hostile input below once cost tens
+/// or hundreds of times its size in memory (figures: benches/amplify.rs).
+/// Each is held to 50 times its size (less where the bound is tighter)
+/// over what llmgw takes to read a one-node file.
+mod kept {
+    use crate::common::*;
+    use serde_json::json;
+
+    fn nodes(dir: &std::path::Path) -> std::path::PathBuf {
+        let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {}},
+            "status": {"capacity": {"cpu": "96", "memory": "2Ti", "nvidia.com/gpu": "8"},
+                       "allocatable": {"cpu": "96", "memory": "2Ti", "nvidia.com/gpu": "8"},
+                       "conditions": [{"type": "Ready", "status": "True"}]}});
+        write(dir, "nodes.json", &json!({"apiVersion": "v1", "kind": "List", "items": [node]}).to_string())
+    }
+
+    /// Peak memory of `args` over the baseline, against `times` x `input` bytes.
+    fn within(times: u64, args: &[&str], baseline: &[&str], input: &std::path::Path, want_code: i32) {
+        let size = std::fs::metadata(input).unwrap().len();
+        let (Some((_, base)), Some((code, peak))) = (peak_rss(baseline), peak_rss(args)) else {
+            eprintln!(
+                "SKIPPED: peak memory is measured with GNU time (/usr/bin/time); the Debian package `time` installs it"
+            );
+            return;
+        };
+        assert_eq!(code, want_code, "{args:?}");
+        let over = peak.saturating_sub(base);
+        assert!(
+            over <= times * size,
+            "{args:?}: {} MB over a baseline of {} MB for {} MB of input",
+            over >> 20,
+            base >> 20,
+            size >> 20
+        );
+    }
+
+    #[test]
+    fn a_pod_of_150000_containers_costs_what_it_asks_not_a_value_per_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = nodes(dir.path());
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "x"},
+            "spec": {"nodeName": "n1", "containers": vec![json!({"name": "c"}); 150_000]}, "status": {"phase": "Running"}});
+        let pods =
+            write(dir.path(), "pods.json", &json!({"apiVersion": "v1", "kind": "List", "items": [pod]}).to_string());
+        let (n, p) = (n.to_str().unwrap(), pods.to_str().unwrap());
+        within(
+            50,
+            &["inventory", "import", "kubernetes", n, "--pods", p],
+            &["inventory", "import", "kubernetes", n],
+            &pods,
+            0,
+        );
+    }
+
+    #[test]
+    fn a_resourceslice_pool_past_the_cap_is_refused_before_it_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = nodes(dir.path());
+        let device = |i: usize| {
+            json!({"name": format!("gpu-{i}"), "attributes": {"type": {"string": "gpu"}, "uuid": {"string": format!("GPU-{i:08}")},
+                "productName": {"string": "NVIDIA H100"}}, "capacity": {"memory": {"value": "80Gi"}}})
+        };
+        // One slice of 40,000 devices: the API holds a slice to 128.
+        let slices = vec![
+            json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s0"},
+            "spec": {"driver": "gpu.nvidia.com", "nodeName": "n1", "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                     "devices": (0..40_000).map(device).collect::<Vec<_>>()}}),
+        ];
+        let file =
+            write(dir.path(), "slices.json", &json!({"apiVersion": "v1", "kind": "List", "items": slices}).to_string());
+        let (n, s) = (n.to_str().unwrap(), file.to_str().unwrap());
+        // No more of the pool is kept than a node may have (8,192 devices):
+        // the cost is reading the file, a few times its size (it was 32).
+        within(
+            10,
+            &["inventory", "import", "kubernetes", n, "--resource-slices", s],
+            &["inventory", "import", "kubernetes", n],
+            &file,
+            2,
+        );
+    }
+
+    #[test]
+    fn a_job_list_of_items_that_hold_nothing_keeps_none_of_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let nodes =
+            write(dir.path(), "nodes.txt", "NodeName=n1 CPUTot=64 RealMemory=512000 Gres=gpu:h100:8 State=IDLE\n");
+        let n = nodes.to_str().unwrap();
+        // Two million finished (empty) jobs, then two million that are no job.
+        for (name, item, code) in [("empty.json", "{}", 0), ("zeros.json", "0", 2)] {
+            let list = vec![item; 2_000_000].join(",");
+            let jobs = write(dir.path(), name, &format!("{{\"jobs\": [{list}]}}"));
+            let j = jobs.to_str().unwrap();
+            within(
+                50,
+                &["inventory", "import", "slurm", n, "--jobs", j, "--jobs-user", "root"],
+                &["inventory", "import", "slurm", n],
+                &jobs,
+                code,
+            );
+        }
+    }
+}

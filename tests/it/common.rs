@@ -126,3 +126,30 @@ pub fn files(dir: &Path) -> Vec<String> {
 pub fn flat(stderr: &[u8]) -> String {
     String::from_utf8_lossy(stderr).split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ")
 }
+
+/// Runs llmgw on `args` (its output thrown away) and returns its exit code
+/// and its own peak resident memory in bytes, for tests that hold a
+/// hostile input to a memory bound; `None` without GNU time. Measured by
+/// `/usr/bin/time`, a small process: a child of the test process itself
+/// would count the test process's memory, which it was forked from.
+pub fn peak_rss(args: &[&str]) -> Option<(i32, u64)> {
+    let time = Path::new("/usr/bin/time");
+    if !time.is_file() {
+        return None;
+    }
+    let report = tempfile::NamedTempFile::new().unwrap();
+    let status = Command::new(time)
+        .args(["-f", "%M", "-o"])
+        .arg(report.path())
+        .arg(env!("CARGO_BIN_EXE_llmgw"))
+        .args(args)
+        .current_dir(root())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    let text = std::fs::read_to_string(report.path()).unwrap();
+    // `time` writes "Command exited with non-zero status N" first.
+    let kb: u64 = text.lines().last().and_then(|l| l.trim().parse().ok()).unwrap();
+    Some((status.code().unwrap_or(-1), kb * 1024))
+}

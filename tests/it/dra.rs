@@ -16,7 +16,7 @@ use crate::render::documents;
 
 const DRA: &str = "tests/data/real/kubernetes/dra";
 
-fn real(name: &str) -> Value {
+pub(crate) fn real(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(root().join(DRA).join(name)).unwrap()).unwrap()
 }
 
@@ -41,17 +41,17 @@ fn example_fleet(dir: &Path) -> PathBuf {
     fleet
 }
 
-fn node(name: &str, labels: &Value) -> Value {
+pub(crate) fn node(name: &str, labels: &Value) -> Value {
     json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
         "status": {"conditions": [{"type": "Ready", "status": "True"}],
                    "capacity": {"cpu": "144", "memory": "1024Gi"}, "allocatable": {"cpu": "144", "memory": "1024Gi"}}})
 }
 
-fn list(items: Vec<Value>) -> Value {
+pub(crate) fn list(items: Vec<Value>) -> Value {
     json!({"apiVersion": "v1", "kind": "List", "items": items})
 }
 
-fn import(dir: &Path, nodes: &Value, extra: &[(&str, &Value)]) -> std::process::Output {
+pub(crate) fn import(dir: &Path, nodes: &Value, extra: &[(&str, &Value)]) -> std::process::Output {
     let n = write(dir, "nodes.json", &nodes.to_string());
     let mut args = vec!["inventory".to_string(), "import".into(), "kubernetes".into(), n.display().to_string()];
     for (flag, v) in extra {
@@ -122,7 +122,7 @@ fn a_mig_node_whose_gpus_are_published_only_as_mig_devices_keeps_them() {
 
 /// A ResourceSlice publishing `gpus` GB200s for `node`, each device shaped
 /// as the driver's documented GPU entry, with its own name, UUID and bus id.
-fn slice(node: &str, gpus: usize, generation: i64, count: i64) -> Value {
+pub(crate) fn slice(node: &str, gpus: usize, generation: i64, count: i64) -> Value {
     let real = real("slice-docs-20c35fe2.list.json");
     let template = &real["items"][0]["spec"]["devices"][0];
     let devices: Vec<Value> = (0..gpus)
@@ -131,9 +131,10 @@ fn slice(node: &str, gpus: usize, generation: i64, count: i64) -> Value {
             d["name"] = format!("gpu-{i}").into();
             d["attributes"]["uuid"]["string"] = uuid(node, i).into();
             d["attributes"]["productName"]["string"] = "NVIDIA GB200".into();
-            // Bus ids in the opposite order of the names: the import
-            // numbers GPUs by bus id.
-            d["attributes"]["resource.kubernetes.io/pciBusID"]["string"] = format!("0000:{:02x}:00.0", 0x40 - i).into();
+            // Bus ids in the opposite order of the names: the import lists
+            // GPUs by bus id, and numbers each by its name's minor number.
+            d["attributes"]["resource.kubernetes.io/pciBusID"]["string"] =
+                format!("{:04x}:{:02x}:00.0", i / 64, 0x40 - i % 64).into();
             d["capacity"]["memory"]["value"] = "189471Mi".into();
             d
         })
@@ -143,7 +144,7 @@ fn slice(node: &str, gpus: usize, generation: i64, count: i64) -> Value {
                  "pool": {"name": node, "generation": generation, "resourceSliceCount": count}, "devices": devices}})
 }
 
-fn uuid(node: &str, i: usize) -> String {
+pub(crate) fn uuid(node: &str, i: usize) -> String {
     let n: u32 = node.bytes().map(u32::from).sum();
     format!("GPU-{n:08x}-0000-4000-8000-{i:012x}")
 }
@@ -447,7 +448,10 @@ fn the_loop_with_exact_devices_holds_what_each_claim_was_given() {
             .filter(|a| a["model"] == "chat" && a["replica"] == 0)
             .flat_map(|a| a["gpus"].as_array().unwrap().iter().map(|g| g.as_u64().unwrap()))
             .collect();
-    assert_eq!(holds, other.iter().map(|o| o.0).collect::<Vec<_>>());
+    // In index order (the inventory lists a node's GPUs in bus order).
+    let mut given: Vec<u64> = other.iter().map(|o| o.0).collect();
+    given.sort_unstable();
+    assert_eq!(holds, given);
     assert_ne!(holds, planned);
 }
 

@@ -27,6 +27,13 @@ const DRA_MIG_SLICES: &str =
     include_str!("../data/real/kubernetes/dra/slice-a100-mig-v1-issue719.reconstructed.list.json");
 const DRA_CLAIMS: &str = include_str!("../data/real/kubernetes/dra/claim-issue426.list.json");
 const TOPOLOGY: &str = include_str!("../data/real/slurm/topology-circe-superpod.conf");
+const BLOCKS: &[&str] = &[
+    include_str!("../data/real/slurm/topology-block-azure-cyclecloud-slurm-gb200.conf"),
+    include_str!("../data/real/slurm/scontrol-show-topology-block-slinky-oke-gb300.txt"),
+    include_str!("../data/real/slurm/topology-block-nvidia-topograph-ci-expected.conf"),
+];
+const KARPENTER_LABELS: &str =
+    include_str!("../data/real/kubernetes/karpenter/karpenter-p4d-24xlarge-a100-eks-1.34-describe.labels.json");
 
 /// Applies edits: 0 inserts, 1 deletes, 2 overwrites, 3 cuts the text there.
 fn mutate(mut text: String, edits: Vec<(prop::sample::Index, u8, String)>) -> String {
@@ -317,6 +324,38 @@ proptest! {
     #[test]
     fn hostile_gres_and_hostlists_stay_within_bounds((line, topo) in hostile_slurm()) {
         slurm(("n.txt", line), Some(topo), None);
+    }
+
+    #[test]
+    fn mutated_block_topologies_stay_within_bounds(
+        which in 0..BLOCKS.len(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), 0..4u8, "[\\[\\]=,0-9a-zA-Z_.\\n -]{0,8}|BlockName=|BlockSizes=|AggregatedBlock=|SwitchName="), 1..6),
+    ) {
+        let nodes = "NodeName=hpcbench-hpc-1 State=IDLE Gres=gpu:gb200:4\nNodeName=10.140.71.103 State=IDLE\nNodeName=srv1101 State=IDLE\n";
+        slurm(("n.txt", nodes.to_string()), Some(mutate(BLOCKS[which].to_string(), edits)), None);
+    }
+
+    #[test]
+    fn hostile_karpenter_labels_stay_within_bounds(
+        count in "[0-9]{1,20}|-1|8|1e3|",
+        memory in "[0-9]{1,20}|-5|40960|",
+        name in "[a-z0-9]{0,6}|a100|v100",
+        maker in "nvidia|amd|NVIDIA|aws|",
+        capacity in prop::option::of("[0-9]{1,20}|1e18|8"),
+    ) {
+        let mut labels: serde_json::Value = serde_json::from_str(KARPENTER_LABELS).unwrap();
+        labels["karpenter.k8s.aws/instance-gpu-count"] = count.into();
+        labels["karpenter.k8s.aws/instance-gpu-memory"] = memory.into();
+        labels["karpenter.k8s.aws/instance-gpu-name"] = name.into();
+        labels["karpenter.k8s.aws/instance-gpu-manufacturer"] = maker.into();
+        let mut status = serde_json::json!({"conditions": [{"type": "Ready", "status": "True"}], "capacity": {}, "allocatable": {}});
+        if let Some(c) = capacity {
+            status["capacity"]["nvidia.com/gpu"] = c.clone().into();
+            status["allocatable"]["nvidia.com/gpu"] = c.into();
+        }
+        let node = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "k1", "labels": labels}, "status": status}]});
+        kube(("nodes.json", node.to_string()), None);
     }
 }
 

@@ -67,6 +67,51 @@ pub fn unpinnable(r: &Resolved<'_>) -> Vec<Diag> {
     out
 }
 
+/// The longest CEL selector expression the API takes
+/// (`CELSelectorExpressionMaxLength` = 10 * 1024 in Kubernetes'
+/// `staging/src/k8s.io/api/resource/v1/types.go`; the validation compares
+/// the expression's length in bytes and refuses the object past it).
+pub const MAX_CEL: usize = 10 * 1024;
+
+/// Replicas whose claim templates would carry a selector past the API's
+/// limit: a worker template pinned to 32 nodes of eight GPUs lists 248
+/// UUIDs, 11 KB. The API refuses such an object, so render refuses it
+/// first (nothing written). LeaderWorkerSet workers share one pod template
+/// and so one claim template: it cannot be split by node.
+pub fn too_long(r: &Resolved<'_>, s: &super::Settings) -> Vec<Diag> {
+    let mut out = Vec::new();
+    for j in &r.jobs {
+        let ctx = Ctx { job: j, name: String::new(), model_label: "", settings: s };
+        if !ctx.claims_gpus() {
+            continue;
+        }
+        for (role, nodes) in ctx.roles() {
+            let (cel, _) = ctx.selector(&nodes);
+            if cel.len() > MAX_CEL {
+                let who = match role {
+                    Role::Single => "its pod's",
+                    Role::Leader => "its leader's",
+                    Role::Worker => "its workers'",
+                };
+                out.push(
+                    Diag::error(
+                        Code::CelTooLong,
+                        format!(
+                            "{} r{}: {who} DRA claim template would select its {} nodes' GPUs with a CEL expression of {} bytes, more than the {MAX_CEL} the API takes",
+                            j.entry.model,
+                            j.entry.replica,
+                            nodes.len(),
+                            cel.len()
+                        ),
+                    )
+                    .help("the workers of a LeaderWorkerSet share one claim template; render this replica with --devices device-plugin, or give it fewer, larger nodes"),
+                );
+            }
+        }
+    }
+    out
+}
+
 /// A string as a CEL literal.
 fn literal(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);

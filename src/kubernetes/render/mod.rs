@@ -236,25 +236,29 @@ pub fn workload_names(entries: &[&Entry]) -> Vec<String> {
             head: names::dns(&format!("llmgw-{}", e.model)),
             suffix: format!("-r{}", e.replica),
             max: if e.nodes.len() > 1 { 45 } else { 63 },
+            running: e.kind == crate::plan::Kind::Existing,
         })
         .collect();
     names::unique(&wants)
 }
 
-/// Label values of the models, kept apart where sanitising makes two alike.
-fn model_labels<'m>(models: &[&'m str]) -> BTreeMap<&'m str, String> {
+/// Label values of the models, kept apart where sanitising makes two alike
+/// (a model that runs keeps its value, as its Deployment keeps its name).
+fn model_labels<'m>(models: &[(&'m str, bool)]) -> BTreeMap<&'m str, String> {
     let wants: Vec<Want> = models
         .iter()
-        .map(|m| {
+        .map(|(m, running)| {
             let v = label_value(m);
             Want {
                 identity: (*m).to_string(),
                 head: if v.is_empty() { "model".into() } else { v },
                 suffix: String::new(),
                 max: 63,
+                running: *running,
             }
         })
         .collect();
+    let models: Vec<&str> = models.iter().map(|(m, _)| *m).collect();
     models.iter().copied().zip(names::unique(&wants)).collect()
 }
 
@@ -262,23 +266,37 @@ fn model_labels<'m>(models: &[&'m str]) -> BTreeMap<&'m str, String> {
 /// Service's name: given out over every model the plan runs (rendered or
 /// not), so names and labels never change with which replicas render.
 pub fn services<'e>(entries: &[&'e Entry]) -> Vec<(&'e str, String)> {
-    let mut models: Vec<&str> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for e in entries {
-        if seen.insert(e.model.as_str()) {
-            models.push(&e.model);
-        }
-    }
+    let models = running_models(entries);
     let wants: Vec<Want> = models
         .iter()
-        .map(|m| Want {
+        .map(|(m, running)| Want {
             identity: (*m).to_string(),
             head: names::dns(&format!("llmgw-{m}")),
             suffix: String::new(),
             max: 63,
+            running: *running,
         })
         .collect();
+    let models: Vec<&str> = models.into_iter().map(|(m, _)| m).collect();
     models.into_iter().zip(names::unique(&wants)).collect()
+}
+
+/// The models of a plan in the order they first appear, each with whether
+/// a replica of it runs already.
+fn running_models<'e>(entries: &[&'e Entry]) -> Vec<(&'e str, bool)> {
+    let mut models: Vec<(&str, bool)> = Vec::new();
+    let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for e in entries {
+        let running = e.kind == crate::plan::Kind::Existing;
+        match at.get(e.model.as_str()) {
+            Some(&i) => models[i].1 |= running,
+            None => {
+                at.insert(&e.model, models.len());
+                models.push((&e.model, running));
+            }
+        }
+    }
+    models
 }
 
 /// The objects that run a resolved plan where it was placed.
@@ -287,7 +305,7 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
     let all: Vec<&Entry> = r.plan.entries.iter().collect();
     let services = services(&all);
     let models: Vec<&str> = services.iter().map(|(m, _)| *m).collect();
-    let labels = model_labels(&models);
+    let labels = model_labels(&running_models(&all));
     let mut out = Rendered { objects: Vec::new(), endpoints: Vec::new(), warnings: Vec::new() };
     let mut no_rdma = Vec::new();
     let mut apart = Vec::new();
@@ -427,7 +445,7 @@ pub fn stop_lines(old: &Plan, new: &Plan, stopped: &std::collections::HashSet<*c
 /// One job and what its objects share.
 pub(super) struct Ctx<'j, 'a> {
     pub(super) job: &'j Job<'a>,
-    name: String,
+    pub(super) name: String,
     pub(super) model_label: &'j str,
     pub(super) settings: &'j Settings,
 }

@@ -16,9 +16,10 @@ use super::Ctx;
 use crate::inventory::Vendor;
 
 impl Ctx<'_, '_> {
-    /// The profile's tolerations, and on a GPU pod `nvidia.com/gpu`
-    /// (Exists, any effect): the toleration placement assumed, written out
-    /// for clusters that do not add it themselves.
+    /// The profile's tolerations, and on a GPU pod its GPUs' resource
+    /// (`nvidia.com/gpu` or `amd.com/gpu`; Exists, any effect): the
+    /// toleration placement assumed, written out for clusters that do not
+    /// add it themselves.
     pub(super) fn tolerations(&self) -> Vec<Toleration> {
         let p = self.job.profile;
         let mut out: Vec<Toleration> = p
@@ -32,13 +33,11 @@ impl Ctx<'_, '_> {
                 ..Toleration::default()
             })
             .collect();
-        let gpu_key = crate::taints::GPU_KEY;
-        // The `nvidia.com/gpu` taint is NVIDIA's: AMD GPU nodes carry none.
-        let nvidia = self.job.vendor() == Vendor::Nvidia;
-        if nvidia
-            && !p.cpu_only()
-            && !p.tolerations.iter().any(|t| t.key == gpu_key && t.value.is_none() && t.effect.is_none())
-        {
+        // The taint of the GPUs' own resource (`nvidia.com/gpu`,
+        // `amd.com/gpu`), the one placement lets a GPU replica past: never
+        // another vendor's, which would put it where it was not placed.
+        let gpu_key = self.job.vendor().resource();
+        if !p.cpu_only() && !p.tolerations.iter().any(|t| t.key == gpu_key && t.value.is_none() && t.effect.is_none()) {
             out.push(Toleration {
                 key: Some(gpu_key.into()),
                 operator: Some("Exists".into()),

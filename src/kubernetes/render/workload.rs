@@ -28,7 +28,7 @@ impl Ctx<'_, '_> {
     /// leader on the node of the lowest id, the same whether the replica
     /// is newly placed (listed by rank) or runs (listed by id): a template
     /// that changes from turn to turn restarts the group.
-    fn roles(&self) -> Vec<(Role, Vec<&str>)> {
+    pub(super) fn roles(&self) -> Vec<(Role, Vec<&str>)> {
         let e = self.entry();
         if e.nodes.len() <= 1 {
             return vec![(Role::Single, vec![e.nodes[0].node.as_str()])];

@@ -288,12 +288,12 @@ pub(super) fn inventory_text(nodes: &[GenNode], order: &[usize]) -> String {
         }
         fabrics_text(&mut s, n);
         let used = n.used.min(n.gpus);
-        if used > 0 {
-            let _ = writeln!(
-                s,
-                "[[node.allocation]]\nmodel = \"other\"\nreplica = {i}\ngpus = {:?}",
-                (0..used).collect::<Vec<_>>()
-            );
+        // A MIG-mode GPU 0 whose devices are held is not also held whole
+        // (the loader refuses that): the whole-GPU allocation skips it.
+        let first = u8::from(n.mig > 0 && n.mig_held > 0);
+        let whole: Vec<u8> = (first..used.max(first)).collect();
+        if !whole.is_empty() {
+            let _ = writeln!(s, "[[node.allocation]]\nmodel = \"other\"\nreplica = {i}\ngpus = {whole:?}");
         }
         for (m, r) in n.runs.iter().collect::<BTreeSet<_>>() {
             let _ = writeln!(s, "[[node.allocation]]\nmodel = \"m{m}\"\nreplica = {r}\ngpus = []");

@@ -163,9 +163,11 @@ fn whole_nodes_hold(cat: &Catalog, inv: &Inventory, p: &super::Plan) -> Result<(
             let e = given.entry(a.node).or_default();
             e.0 += a.cpus_millis.unwrap_or(0);
             e.1 += a.memory_mb.unwrap_or(0);
+            // The implicit toleration is for the resource its GPUs are asked as.
+            let vendor = a.gpus.first().and_then(|&g| n.gpu_position(g)).map(|i| n.gpus[i].vendor.resource());
             for (text, t) in n.repelling_taints() {
                 prop_assert!(
-                    crate::taints::tolerated(&t, &prof.tolerations, !prof.cpu_only()),
+                    crate::taints::tolerated(&t, &prof.tolerations, vendor),
                     "{} placed on {} despite its taint {}",
                     prof.name,
                     n.id,

@@ -43,7 +43,12 @@ pub fn swap_whole(dir: &Path, written: &[(&File, Status)], stale: &[String]) -> 
     }
     clean_siblings(parent, &prefix(name));
     let Ok(stage) = TempDir::new_in(parent, &prefix(name)) else { return Ok(false) };
-    let _ = std::fs::set_permissions(stage.path(), meta.permissions());
+    // The folder that takes DIR's place is DIR to everyone else: its
+    // owner, its group and its mode (a setgid bit that gives a team's
+    // group to every file in it) come along, or the folder is not swapped.
+    if !same_owner_and_mode(stage.path(), &meta) {
+        return Ok(false);
+    }
     for n in &kept {
         // The same inode: other users' files, the other renderer's files
         // and unchanged ones stay exactly what they were.
@@ -79,6 +84,25 @@ pub fn swap_whole(dir: &Path, written: &[(&File, Status)], stale: &[String]) -> 
     drop(stage);
     std::fs::File::open(parent).and_then(|d| d.sync_all()).map_err(|e| io("write", dir, &e))?;
     Ok(true)
+}
+
+/// Gives `stage` the owner, group and mode of `was` (the mode last: a
+/// change of owner clears setgid); false when that is not allowed here
+/// (another user's folder, a group render's user is not in) or did not
+/// hold.
+fn same_owner_and_mode(stage: &Path, was: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Ok(now) = std::fs::metadata(stage) else { return false };
+    if (now.uid(), now.gid()) != (was.uid(), was.gid())
+        && std::os::unix::fs::chown(stage, Some(was.uid()), Some(was.gid())).is_err()
+    {
+        return false;
+    }
+    let mode = was.mode() & 0o7777;
+    if std::fs::set_permissions(stage, std::fs::Permissions::from_mode(mode)).is_err() {
+        return false;
+    }
+    std::fs::metadata(stage).is_ok_and(|m| (m.uid(), m.gid(), m.mode() & 0o7777) == (was.uid(), was.gid(), mode))
 }
 
 /// The sibling staging folders of DIR: `.<DIR's name>.llmgw-render-<pid>-<n>`.
