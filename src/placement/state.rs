@@ -226,14 +226,12 @@ impl<'i> Fleet<'i> {
     }
 
     /// The GPU taint a replica of `p` tolerates without saying so: its
-    /// GPUs' device plugin resource, as render writes it (none for a
-    /// CPU-only profile, or a class both vendors make).
+    /// GPUs' device plugin resource, as render writes it; NVIDIA's where
+    /// the fleet does not tell the class's vendor (SPEC 12). None for CPU.
     pub fn implicit_toleration(&self, p: &Profile) -> Option<&'static str> {
-        if p.cpu_only() {
-            return None;
-        }
-        let class = p.gpu_class.as_deref().and_then(|c| self.class_ids.get(c))?;
-        self.class_vendor[*class as usize].map(crate::inventory::Vendor::resource)
+        let class = p.gpu_class.as_deref().and_then(|c| self.class_ids.get(c));
+        let vendor = class.and_then(|&c| self.class_vendor[c as usize]).unwrap_or_default();
+        (!p.cpu_only()).then(|| vendor.resource())
     }
 
     pub fn compile<'p>(&self, p: &'p Profile) -> Compiled<'p> {

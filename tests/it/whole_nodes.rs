@@ -246,3 +246,21 @@ fn gpus_the_kubelet_does_not_offer_are_unhealthy_and_other_vendors_are_named() {
 // (apply.rs, whose fleet is this one, and agree.rs on random fleets). The
 // re-implementation of NodeResourcesFit and TaintToleration that stood
 // here is retired: the scheduler itself now decides.
+
+/// A GPU profile tolerates `nvidia.com/gpu` whatever the fleet holds of its
+/// class (SPEC 12): on a node whose GPUs are of another class it is the GPU
+/// check that refuses, as kube-scheduler would (the rendered pod tolerates
+/// the taint). Found by the agreement test on the real scheduler.
+#[test]
+fn a_gpu_profile_of_a_class_the_fleet_lacks_still_tolerates_the_nvidia_taint() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let f = fleet(d, &format!("[[node]]\nid = \"gke\"\ntaints = [\"nvidia.com/gpu=present:NoSchedule\"]\n{H100}"));
+    let c = write(
+        d,
+        "c.toml",
+        "[[model]]\nname = \"m\"\n[[model.profile]]\nname = \"p\"\nengine = \"vllm\"\ngpu_class = \"l40s\"\n",
+    );
+    let plan = place(&c, &f);
+    assert_eq!(reasons(&plan, "m"), ["has 0 free l40s GPUs, needs 1"], "{plan}");
+}
