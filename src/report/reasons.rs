@@ -38,11 +38,22 @@ pub fn grouped<'a>(names: &'a Names<'_>, model: u32, rejections: &[Rejection]) -
     let mut pools: Vec<(u32, Pool, ByReason)> = Vec::new();
     // Indexed: a node on thousands of fabrics makes thousands of pools.
     let mut index: std::collections::HashMap<(u32, Pool), usize> = std::collections::HashMap::new();
+    // Rejections come in runs of one pool (every node of it in turn): the
+    // pool of the last one is asked first, and the index only between runs.
+    let mut last: Option<((u32, Pool), usize)> = None;
     for r in rejections {
-        let i = *index.entry((r.profile, r.pool)).or_insert_with(|| {
-            pools.push((r.profile, r.pool, Vec::new()));
-            pools.len() - 1
-        });
+        let key = (r.profile, r.pool);
+        let i = match last {
+            Some((k, i)) if k == key => i,
+            _ => {
+                let i = *index.entry(key).or_insert_with(|| {
+                    pools.push((r.profile, r.pool, Vec::new()));
+                    pools.len() - 1
+                });
+                last = Some((key, i));
+                i
+            }
+        };
         let reasons = &mut pools[i].2;
         match reasons.iter_mut().find(|(reason, _)| *reason == r.reason) {
             Some((_, nodes)) => nodes.push(r.node),
