@@ -13,7 +13,7 @@ pub fn run(a: &cli::CapacityArgs) -> Outcome {
     let mut out = Sink::open(a.output.as_deref())?;
     let catalog = load::catalog(&a.catalog)?;
     let inv = fleet_inventory(&a.inventory)?;
-    let answer = crate::capacity::search(&catalog, &inv, &add, a.max)?;
+    let answer = crate::capacity::search_packed(&catalog, &inv, &add, a.max, a.pack)?;
     if std::env::var_os("LLMGW_TIMINGS").is_some() {
         eprintln!("capacity: {} plans", answer.plans);
     }

@@ -33,7 +33,8 @@ pub fn run(a: &cli::ExplainArgs) -> Outcome {
     // A class or MIG profile the fleet lacks: said on stderr, as lint says
     // it; the plan and the exit code stay what placement decided.
     crate::report::diagnostics::eprint(&crate::catalog::hardware_checks(&catalog, &inv));
-    let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options { explain: Some(mi), ..Options::default() });
+    let (plan, fleet) =
+        placement::plan_with_fleet(&catalog, &inv, Options { explain: Some(mi), pack: a.pack, ..Options::default() });
     let names = Names::new(&catalog, &fleet);
     // One replica asked about: the attempt whose run holds it, for it alone.
     let one: Option<placement::Attempt> = a.replica.and_then(|r| {

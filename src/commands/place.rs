@@ -20,7 +20,7 @@ pub fn run(a: &cli::PlaceArgs) -> Outcome {
     // A class or MIG profile the fleet lacks: said on stderr, as lint says
     // it; the plan and the exit code stay what placement decided.
     crate::report::diagnostics::eprint(&crate::catalog::hardware_checks(&catalog, &inv));
-    let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options::default());
+    let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options { pack: a.pack, ..Options::default() });
     t.lap("placement");
     let names = Names::new(&catalog, &fleet);
     match format {
