@@ -210,7 +210,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__capacity)
-            opts="-i -o -h -V --inventory --add --max --format --output --color --max-input-bytes --help --version"
+            opts="-i -o -h -V --inventory --add --max --pack --format --output --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -230,6 +230,10 @@ _llmgw() {
                     ;;
                 --max)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pack)
+                    COMPREPLY=($(compgen -W "order most" -- "${cur}"))
                     return 0
                     ;;
                 --format)
@@ -404,7 +408,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__explain__subcmd__placement)
-            opts="-i -o -v -h -V --model --replica --inventory --format --output --verbose --color --max-input-bytes --help --version"
+            opts="-i -o -v -h -V --model --replica --pack --inventory --format --output --verbose --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -416,6 +420,10 @@ _llmgw() {
                     ;;
                 --replica)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pack)
+                    COMPREPLY=($(compgen -W "order most" -- "${cur}"))
                     return 0
                     ;;
                 --inventory)
@@ -1252,7 +1260,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__place)
-            opts="-i -o -h -V --inventory --rejections --format --output --color --max-input-bytes --help --version"
+            opts="-i -o -h -V --inventory --rejections --pack --format --output --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1268,6 +1276,10 @@ _llmgw() {
                     ;;
                 --rejections)
                     COMPREPLY=($(compgen -W "grouped full none" -- "${cur}"))
+                    return 0
+                    ;;
+                --pack)
+                    COMPREPLY=($(compgen -W "order most" -- "${cur}"))
                     return 0
                     ;;
                 --format)

@@ -245,7 +245,7 @@ fn a_rendered_plan_running_is_a_plan_with_nothing_left_to_place() {
     let second = json(&run(&["place", catalog.to_str().unwrap(), "-i", again.to_str().unwrap(), "--format", "json"]));
     assert_eq!(
         second["summary"],
-        serde_json::json!({"wanted": 4, "existing": 4, "placed": 0, "unplaced": 0}),
+        serde_json::json!({"wanted": 4, "existing": 4, "placed": 0, "unplaced": 0, "bound": 0, "stranded": {}}),
         "{second}"
     );
 }

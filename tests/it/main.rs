@@ -23,6 +23,7 @@ mod kubernetes_trust;
 mod loaders_never_panic;
 mod newcomer;
 mod openapi;
+mod pack;
 mod policy;
 mod real_outputs;
 mod real_whole_nodes;

@@ -291,12 +291,5 @@ fn pooled(f0: &Fleet<'_>, caps: &[Option<Caps>], demand: &[u64]) -> Option<u64> 
         }
     }
     let sol = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p.solve())).ok()?.ok()?;
-    Some(floor(sol.solution()?.objective()))
-}
-
-/// A linear program's value as a count of replicas: rounded down, with
-/// room for the solver's rounding (values are rationals of small
-/// denominators, far from a whole number or on it).
-pub(super) fn floor(v: f64) -> u64 {
-    (v + 1e-3).floor().max(0.0) as u64
+    Some(super::solve::floor(sol.solution()?.objective()))
 }

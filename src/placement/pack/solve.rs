@@ -249,5 +249,12 @@ pub(super) fn relaxed(prog: &Program) -> Option<u64> {
         p.add_constraint(&terms[..], op, r.rhs);
     }
     let sol = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p.solve())).ok()?.ok()?;
-    Some(super::bound::floor(sol.solution()?.objective()))
+    Some(floor(sol.solution()?.objective()))
+}
+
+/// A linear program's value as a count of replicas: rounded down, with
+/// room for the solver's rounding (values are rationals of small
+/// denominators, far from a whole number or on it).
+pub(super) fn floor(v: f64) -> u64 {
+    (v + 1e-3).floor().max(0.0) as u64
 }
