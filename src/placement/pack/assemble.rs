@@ -205,7 +205,7 @@ pub(super) fn renumber(mut found: Vec<Placement>, missing: &[Vec<u32>]) -> Vec<P
     while start < found.len() {
         let m = found[start].model;
         let end = start + found[start..].iter().take_while(|p| p.model == m).count();
-        let mut group: Vec<Placement> = found[start..end].to_vec();
+        let group: Vec<Placement> = found[start..end].to_vec();
         let allowed: Vec<u32> = missing[m as usize].iter().copied().take(group.len()).collect();
         let mut taken = vec![false; allowed.len()];
         let mut keeps = vec![false; group.len()];
@@ -218,11 +218,17 @@ pub(super) fn renumber(mut found: Vec<Placement>, missing: &[Vec<u32>]) -> Vec<P
             }
         }
         let mut free = allowed.iter().zip(&taken).filter(|(_, t)| !**t).map(|(r, _)| *r);
-        for (i, p) in group.iter_mut().enumerate() {
+        // As many numbers as placements: no candidate places more than a
+        // model misses; one that did would lose its extra replicas here.
+        let mut numbered = Vec::with_capacity(group.len());
+        for (i, mut p) in group.into_iter().enumerate() {
             if !keeps[i] {
-                p.replica = free.next().expect("as many numbers as placements");
+                let Some(r) = free.next() else { continue };
+                p.replica = r;
             }
+            numbered.push(p);
         }
+        let mut group = numbered;
         group.sort_by_key(|p| p.replica);
         out.extend(group);
         start = end;
