@@ -290,6 +290,6 @@ fn pooled(f0: &Fleet<'_>, caps: &[Option<Caps>], demand: &[u64]) -> Option<u64> 
             p.add_constraint(&terms[..], ComparisonOp::Le, have as f64);
         }
     }
-    let sol = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p.solve())).ok()?.ok()?;
+    let sol = super::solve::guarded(|| p.solve())?.ok()?;
     Some(super::solve::floor(sol.solution()?.objective()))
 }

@@ -222,7 +222,7 @@ fn run(
     }
     // A solver that fails (or panics, which microlp does on numerical
     // trouble it cannot recover from) leaves the plan to the greedy orders.
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p.solve_with(opts))).ok()?.ok()?;
+    let outcome = guarded(|| p.solve_with(opts))?.ok()?;
     let stats = outcome.stats();
     *budget = budget.saturating_sub(stats.nodes_solved.max(1));
     let optimal = outcome.is_optimal();
@@ -248,7 +248,7 @@ pub(super) fn relaxed(prog: &Program) -> Option<u64> {
         let op = if r.op == Op::Eq { ComparisonOp::Eq } else { ComparisonOp::Le };
         p.add_constraint(&terms[..], op, r.rhs);
     }
-    let sol = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p.solve())).ok()?.ok()?;
+    let sol = guarded(|| p.solve())?.ok()?;
     Some(floor(sol.solution()?.objective()))
 }
 
@@ -257,4 +257,15 @@ pub(super) fn relaxed(prog: &Program) -> Option<u64> {
 /// denominators, far from a whole number or on it).
 pub(super) fn floor(v: f64) -> u64 {
     (v + 1e-3).floor().max(0.0) as u64
+}
+
+/// Runs the solver; `None` if it panics (microlp does on numerical trouble
+/// it cannot recover from). Its message is kept off the terminal: the plan
+/// goes on without the solver, and a panic message would read as llmgw's.
+pub(super) fn guarded<T>(solve: impl FnOnce() -> T) -> Option<T> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(solve)).ok();
+    std::panic::set_hook(hook);
+    out
 }
