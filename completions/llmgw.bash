@@ -216,7 +216,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__capacity)
-            opts="-i -o -h -V --inventory --add --model --max --format --output --color --max-input-bytes --help --version"
+            opts="-i -o -h -V --inventory --add --model --max --pack --format --output --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -240,6 +240,10 @@ _llmgw() {
                     ;;
                 --max)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pack)
+                    COMPREPLY=($(compgen -W "order most" -- "${cur}"))
                     return 0
                     ;;
                 --format)
@@ -414,7 +418,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__explain__subcmd__placement)
-            opts="-i -o -v -h -V --model --replica --inventory --format --output --verbose --color --max-input-bytes --help --version"
+            opts="-i -o -v -h -V --model --replica --pack --inventory --format --output --verbose --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -426,6 +430,10 @@ _llmgw() {
                     ;;
                 --replica)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pack)
+                    COMPREPLY=($(compgen -W "order most" -- "${cur}"))
                     return 0
                     ;;
                 --inventory)
@@ -1314,7 +1322,7 @@ _llmgw() {
             return 0
             ;;
         llmgw__subcmd__place)
-            opts="-i -o -h -V --inventory --rejections --format --output --color --max-input-bytes --help --version"
+            opts="-i -o -h -V --inventory --rejections --pack --format --output --color --max-input-bytes --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1330,6 +1338,10 @@ _llmgw() {
                     ;;
                 --rejections)
                     COMPREPLY=($(compgen -W "grouped full none" -- "${cur}"))
+                    return 0
+                    ;;
+                --pack)
+                    COMPREPLY=($(compgen -W "order most" -- "${cur}"))
                     return 0
                     ;;
                 --format)

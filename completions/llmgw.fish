@@ -63,6 +63,8 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s i -l inventory -d 
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l rejections -d 'In JSON, why each unplaced replica was left out: grouped reasons, the full per-node list, or none (closest misses are always given)' -r -f -a "grouped\t'`reasons`: one entry per distinct reason of a pool, with its nodes'
 full\t'`rejections`: every rejection, node by node, in the order tried'
 none\t'Neither; `closest` only'"
+complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l pack -d 'How the new replicas\' profiles and nodes are chosen: `order` keeps the catalog\'s order, one replica at a time; `most` chooses them all together to place the most' -r -f -a "order\t'Models in catalog order, each replica the first profile and node that finds a home (the reference)'
+most\t'All new replicas chosen together, to place as many as the fleet holds'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''
 html\t'The map of the plan on its fleet (as `llmgw map` draws it)'"
@@ -75,6 +77,8 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s h -l help -d 'Prin
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l model -d 'The model to explain' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l replica -d 'Only this replica index' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l pack -d 'How the new replicas\' profiles and nodes are chosen: `order` keeps the catalog\'s order, one replica at a time; `most` chooses them all together to place the most' -r -f -a "order\t'Models in catalog order, each replica the first profile and node that finds a home (the reference)'
+most\t'All new replicas chosen together, to place as many as the fleet holds'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"
@@ -84,7 +88,7 @@ always\t''
 never\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l max-input-bytes -d 'Refuse an input file larger than this many bytes' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s v -l verbose -d 'List every rejection after the summary'
-complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s h -l help -d 'Print help'
+complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -s i -l inventory -d 'Also check the catalogs against this fleet (repeat to merge several)' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand lint" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
@@ -238,6 +242,8 @@ cpu\t'CPU only'
 like:NODE\t'copies of a node of the fleet (hardware, engines, labels)'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l model -d 'Answer for this model alone: the catalog\'s other models left out' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l max -d 'The most nodes to try' -r
+complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l pack -d 'How the new replicas\' profiles and nodes are chosen: `order` keeps the catalog\'s order, one replica at a time; `most` chooses them all together to place the most (the answer is then the fewest nodes with which that places everything)' -r -f -a "order\t'Models in catalog order, each replica the first profile and node that finds a home (the reference)'
+most\t'All new replicas chosen together, to place as many as the fleet holds'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''"
 complete -c llmgw -n "__fish_llmgw_using_subcommand capacity" -s o -l output -d 'Write the output to this file (atomically) instead of stdout; a .json name means --format json' -r -F

@@ -142,6 +142,20 @@ pub struct Answer {
 /// searched when no added node could hold any unplaced replica, and no
 /// more nodes are tried than every replica to place could ever occupy.
 pub fn search(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Answer, Diag> {
+    search_packed(cat, inv, add, max, placement::Pack::Order)
+}
+
+/// `search` with the plans made by `pack` (`capacity --pack most`: the
+/// fewest nodes with which the most-packing plan places everything).
+pub fn search_packed(
+    cat: &Catalog,
+    inv: &Inventory,
+    add: &Add,
+    max: u32,
+    pack: placement::Pack,
+) -> Result<Answer, Diag> {
+    // Plans made only to be counted: no bound, no stranded GPUs.
+    let opts = Options { pack, measure: false, ..Options::default() };
     let base = template(add, inv)?;
     let width = max.max(1).to_string().len();
     let id = |i: u32| format!("add-{}-{i:0width$}", add.name());
@@ -157,7 +171,7 @@ pub fn search(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Ans
         nodes.extend((1..=n).map(|i| Node { id: id(i), ..base.clone() }));
         Inventory { nodes }
     };
-    let plan0 = placement::plan(cat, &fleet_with(0), Options::default());
+    let plan0 = placement::plan(cat, &fleet_with(0), opts);
     let s = &plan0.summary;
     let (without, wanted) = (s.existing + s.placed, s.wanted);
     let mut answer = Answer {
@@ -177,7 +191,7 @@ pub fn search(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Ans
     if !any_held(cat, &plan0, &base, &id) {
         answer.added = None;
         answer.useless = true;
-        answer.left = left(cat, &fleet_with(1));
+        answer.left = left(cat, &fleet_with(1), opts);
         return Ok(answer);
     }
     // Past this many added nodes, some are empty in every plan: an empty
@@ -188,7 +202,7 @@ pub fn search(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Ans
     let mut memo: BTreeMap<u32, u64> = BTreeMap::from([(0, without)]);
     let mut placed = |n: u32| {
         *memo.entry(n).or_insert_with(|| {
-            let s = placement::plan(cat, &fleet_with(n), Options::default()).summary;
+            let s = placement::plan(cat, &fleet_with(n), opts).summary;
             s.existing + s.placed
         })
     };
@@ -204,7 +218,7 @@ pub fn search(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Ans
     if with < wanted {
         answer.added = None;
         answer.placed_with = with;
-        answer.left = left(cat, &fleet_with(hi));
+        answer.left = left(cat, &fleet_with(hi), opts);
     } else {
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
@@ -228,8 +242,8 @@ pub fn search(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Ans
 
 /// The replicas a plan on `fleet` leaves unplaced, in runs, each with the
 /// reason most added nodes (`add-...`) gave for its first profile tried.
-fn left(cat: &Catalog, fleet: &Inventory) -> Vec<Left> {
-    let (plan, f) = placement::plan_with_fleet(cat, fleet, Options::default());
+fn left(cat: &Catalog, fleet: &Inventory, opts: Options) -> Vec<Left> {
+    let (plan, f) = placement::plan_with_fleet(cat, fleet, opts);
     let names = crate::report::Names::new(cat, &f);
     let mut out: Vec<Left> = Vec::new();
     for d in &plan.decisions {

@@ -111,6 +111,11 @@ pub struct PlaceArgs {
     /// full per-node list, or none (closest misses are always given)
     #[arg(long, value_enum, default_value_t, value_name = "FORM")]
     pub rejections: crate::report::place::Rejections,
+    /// How the new replicas' profiles and nodes are chosen: `order` keeps
+    /// the catalog's order, one replica at a time; `most` chooses them all
+    /// together to place the most
+    #[arg(long, value_enum, default_value_t, value_name = "MODE")]
+    pub pack: crate::placement::Pack,
     /// Output format (default: from the extension of -o, else human)
     #[arg(long, value_enum)]
     pub format: Option<PlaceFormat>,
@@ -145,6 +150,11 @@ pub struct ExplainArgs {
     /// Only this replica index
     #[arg(long, value_name = "N")]
     pub replica: Option<u32>,
+    /// How the new replicas' profiles and nodes are chosen: `order` keeps
+    /// the catalog's order, one replica at a time; `most` chooses them all
+    /// together to place the most
+    #[arg(long, value_enum, default_value_t, value_name = "MODE")]
+    pub pack: crate::placement::Pack,
     #[command(flatten)]
     pub inventory: InventoryFlag,
     /// Output format (default: from the extension of -o, else human)
@@ -514,6 +524,12 @@ pub struct CapacityArgs {
     /// The most nodes to try
     #[arg(long, value_name = "N", default_value_t = 1024)]
     pub max: u32,
+    /// How the new replicas' profiles and nodes are chosen: `order` keeps
+    /// the catalog's order, one replica at a time; `most` chooses them all
+    /// together to place the most (the answer is then the fewest nodes
+    /// with which that places everything)
+    #[arg(long, value_enum, default_value_t, value_name = "MODE")]
+    pub pack: crate::placement::Pack,
     /// Output format (default: from the extension of -o, else human)
     #[arg(long, value_enum)]
     pub format: Option<OutputFormat>,

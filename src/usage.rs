@@ -258,13 +258,11 @@ pub fn after_plan<'a>(
 /// Free GPUs per class that no replica the plan left unplaced can use
 /// (SPEC section 22), when the plan says.
 ///
-/// MERGE(issue 39): the one place stranded GPUs come from for `place`'s
-/// human summary. The placement library's function (in src/placement/,
-/// from the `--pack most` work) is to be called here; until then this
-/// says nothing and the summary leaves the figure out. The map reads the
-/// same figure from the plan's `summary.stranded` instead.
-pub fn stranded(_plan: &crate::placement::Plan) -> Option<std::collections::BTreeMap<String, u64>> {
-    None
+/// The stranded GPUs per class `place`'s human summary shows: the plan's
+/// own `summary.stranded` (free GPUs no replica left unplaced can use,
+/// worked out by placement; docs/placement.md), a class with none at 0.
+pub fn stranded(plan: &crate::placement::Plan) -> Option<std::collections::BTreeMap<String, u64>> {
+    Some(plan.summary.stranded.clone())
 }
 
 /// "h100-80gb-hbm3: 27 used, 37 free, 6 stranded (64 GPUs)": the lines

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use llmgw::synth::{Group, SHAPES, synthesize};
 
 pub mod measure;
+pub mod oversubscribed;
 
 fn shape(name: &str) -> &'static llmgw::synth::Shape {
     SHAPES.iter().find(|s| s.name == name).expect("known shape")

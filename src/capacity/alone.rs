@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::{Add, search};
+use super::Add;
 use crate::catalog::Catalog;
 use crate::diag::{Code, Diag, suggest};
 use crate::inventory::Inventory;
@@ -35,8 +35,14 @@ pub fn only(cat: &Catalog, model: &str) -> Result<Catalog, Diag> {
 }
 
 /// Each model's answer, in catalog order.
-pub fn each(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Vec<ModelAnswer>, Diag> {
-    let plan = placement::plan(cat, inv, Options::default());
+pub fn each(
+    cat: &Catalog,
+    inv: &Inventory,
+    add: &Add,
+    max: u32,
+    pack: placement::Pack,
+) -> Result<Vec<ModelAnswer>, Diag> {
+    let plan = placement::plan(cat, inv, Options { pack, measure: false, ..Options::default() });
     let mut short = vec![false; cat.models.len()];
     for d in &plan.decisions {
         if let Decision::Unplaced { model, .. } = d {
@@ -51,7 +57,7 @@ pub fn each(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Vec<M
             continue;
         }
         let one = Catalog { src: cat.src.clone(), models: vec![model.clone()] };
-        let a = search(&one, inv, add, max)?;
+        let a = super::search_packed(&one, inv, add, max, pack)?;
         out.push(ModelAnswer { model: model.name.clone(), added: a.added, wanted, placed_without: a.placed_without });
     }
     Ok(out)
@@ -60,6 +66,7 @@ pub fn each(cat: &Catalog, inv: &Inventory, add: &Add, max: u32) -> Result<Vec<M
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capacity::search;
     use crate::diag::source;
 
     #[test]
@@ -84,7 +91,7 @@ mod tests {
         let add = super::super::parse_add("dgx-h100").unwrap();
         let all = search(&cat, &inv, &add, 64).unwrap();
         assert_eq!(all.added, Some(5));
-        let each = each(&cat, &inv, &add, 64).unwrap();
+        let each = each(&cat, &inv, &add, 64, placement::Pack::Order).unwrap();
         let got: Vec<(&str, Option<u32>, u64)> =
             each.iter().map(|a| (a.model.as_str(), a.added, a.placed_without)).collect();
         assert_eq!(got, [("small", Some(0), 1), ("a", Some(2), 2), ("b", Some(0), 2)]);

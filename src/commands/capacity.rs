@@ -20,7 +20,7 @@ pub fn run(a: &cli::CapacityArgs) -> Outcome {
     let inv = fleet_inventory(&a.inventory)?;
     let mut answers = Vec::with_capacity(adds.len());
     for add in &adds {
-        let answer = crate::capacity::search(&catalog, &inv, add, a.max)?;
+        let answer = crate::capacity::search_packed(&catalog, &inv, add, a.max, a.pack)?;
         if std::env::var_os("LLMGW_TIMINGS").is_some() {
             eprintln!("capacity: {} plans", answer.plans);
         }
@@ -33,7 +33,7 @@ pub fn run(a: &cli::CapacityArgs) -> Outcome {
                 placed_without: answer.placed_without,
             }]
         } else {
-            crate::capacity::alone::each(&catalog, &inv, add, a.max)?
+            crate::capacity::alone::each(&catalog, &inv, add, a.max, a.pack)?
         };
         answers.push(report::capacity::ShapeAnswer { answer, models });
     }

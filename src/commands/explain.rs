@@ -33,7 +33,7 @@ pub fn run(a: &cli::ExplainArgs) -> Outcome {
     // A class or MIG profile the fleet lacks: said on stderr, as lint says
     // it; the plan and the exit code stay what placement decided.
     crate::report::diagnostics::eprint(&crate::catalog::hardware_checks(&catalog, &inv));
-    let opts = Options { explain: Some(mi), explain_only: a.replica, ..Options::default() };
+    let opts = Options { explain: Some(mi), explain_only: a.replica, pack: a.pack, ..Options::default() };
     let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, opts);
     let names = Names::new(&catalog, &fleet);
     // One replica asked about: the attempt whose run holds it, for it alone.

@@ -36,7 +36,7 @@ pub fn run(a: &cli::PlaceArgs) -> Outcome {
     // A class or MIG profile the fleet lacks: said on stderr, as lint says
     // it; the plan and the exit code stay what placement decided.
     crate::report::diagnostics::eprint(&crate::catalog::hardware_checks(&catalog, &inv));
-    let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options::default());
+    let (plan, fleet) = placement::plan_with_fleet(&catalog, &inv, Options { pack: a.pack, ..Options::default() });
     t.lap("placement");
     let names = Names::new(&catalog, &fleet);
     // GPUs per class after the plan: the table ends with them, and a plan
@@ -70,6 +70,7 @@ pub fn run(a: &cli::PlaceArgs) -> Outcome {
     if to_file && format != PlaceFormat::Human {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{}", report::place::summary_line(&plan));
+        let _ = writeln!(err, "{}", report::place::outcome_line(&plan.summary));
         for line in class_lines.lines() {
             let _ = writeln!(err, "{}", crate::term::escape(line));
         }

@@ -57,10 +57,10 @@ struct Shape {
     vendor_class: Option<String>,
 }
 
-struct Passing {
+pub(super) struct Passing {
     bits: Vec<u64>,
     /// Ascending.
-    list: Vec<u32>,
+    pub(super) list: Vec<u32>,
 }
 
 impl Passing {
@@ -152,7 +152,7 @@ impl Index {
     }
 
     /// The ready nodes passing `p`'s unchanging checks, computed once per shape.
-    fn passing(&mut self, fleet: &Fleet<'_>, p: &Compiled<'_>) -> Rc<Passing> {
+    pub(super) fn passing(&mut self, fleet: &Fleet<'_>, p: &Compiled<'_>) -> Rc<Passing> {
         let prof = p.profile;
         let disk_applies = prof.min_disk_gb > 0 && prof.source.is_some();
         let shape = Shape {

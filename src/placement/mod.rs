@@ -19,6 +19,7 @@
 
 mod fast;
 mod memory;
+mod pack;
 mod reference;
 mod rejections;
 mod state;
@@ -29,6 +30,7 @@ use crate::catalog::{Catalog, Model, Profile};
 use crate::inventory::{Inventory, State};
 
 pub use memory::{NEED_FACTOR, Need, USABLE, need, parallel as memory_parallel, split as memory_split};
+pub use pack::{Pack, stranded};
 pub use rejections::Rejections;
 pub use state::{Fleet, millis};
 
@@ -221,6 +223,12 @@ pub struct Summary {
     pub existing: u64,
     pub placed: u64,
     pub unplaced: u64,
+    /// No plan of these inputs places more new replicas than this
+    /// (docs/placement.md, "The bound").
+    pub bound: u64,
+    /// Per GPU class, free GPUs that replicas left unplaced cannot use
+    /// (docs/placement.md, "Stranded GPUs"): classes with none are left out.
+    pub stranded: std::collections::BTreeMap<String, u64>,
 }
 
 #[derive(Clone, Debug)]
@@ -232,6 +240,8 @@ pub struct Plan {
     pub attempts: Vec<Attempt>,
     /// Existing replica indices of the explained model.
     pub existing_of_explained: Vec<u32>,
+    /// How the new replicas were chosen.
+    pub pack: Pack,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,11 +261,16 @@ pub struct Options {
     /// the replicas before it are placed as `place` places them, and
     /// nothing after it is decided.
     pub explain_only: Option<u32>,
+    /// The order of section 5, or the most replicas (docs/placement.md).
+    pub pack: Pack,
+    /// Work out the summary's `bound` and `stranded` (a plan made only to
+    /// be counted, as `capacity` makes many, goes without).
+    pub measure: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { mode: Mode::Fast, explain: None, explain_only: None }
+        Options { mode: Mode::Fast, explain: None, explain_only: None, pack: Pack::Order, measure: true }
     }
 }
 
@@ -293,6 +308,19 @@ pub fn plan(catalog: &Catalog, inventory: &Inventory, opts: Options) -> Plan {
 /// its nodes and fabrics without building it again. Its free-GPU and
 /// allocation counts are those after the plan.
 pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Options) -> (Plan, Fleet<'i>) {
+    if opts.pack == Pack::Most {
+        return pack::most(catalog, inventory, opts);
+    }
+    let (mut plan, fleet, mut index) = in_order(catalog, inventory, opts);
+    if opts.measure && opts.explain.is_none() {
+        pack::measure(catalog, inventory, &mut plan, &fleet, index.as_mut());
+    }
+    (plan, fleet)
+}
+
+/// The plan of section 5: models in catalog order, each replica the first
+/// profile that finds a home; with the index it was made with (fast mode).
+fn in_order<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Options) -> (Plan, Fleet<'i>, Option<fast::Index>) {
     let mut fleet = Fleet::new(inventory);
     let mut fast = (opts.mode == Mode::Fast).then(|| fast::Index::new(&fleet));
     let mut decisions = Vec::new();
@@ -399,7 +427,7 @@ pub fn plan_with_fleet<'i>(catalog: &Catalog, inventory: &'i Inventory, opts: Op
             break;
         }
     }
-    (Plan { decisions, summary, surplus, attempts, existing_of_explained }, fleet)
+    (Plan { decisions, summary, surplus, attempts, existing_of_explained, pack: Pack::Order }, fleet, fast)
 }
 
 /// Extends the last explained attempt (unplaced) to `replica`, or, past a

@@ -26,7 +26,12 @@ pub fn attempt(fleet: &Fleet<'_>, compiled: &[Compiled<'_>], order: &[u32], mode
 
 /// Hard checks for one node in one pool. `Ok(None)` is a silent skip (not
 /// attached to the fabric); `Ok(Some(free))` a candidate with its free GPUs.
-fn check(fleet: &Fleet<'_>, node: u32, p: &Compiled<'_>, fabric: Option<u32>) -> Result<Option<u32>, Reason> {
+pub(super) fn check(
+    fleet: &Fleet<'_>,
+    node: u32,
+    p: &Compiled<'_>,
+    fabric: Option<u32>,
+) -> Result<Option<u32>, Reason> {
     if let Some(r) = fleet.state_reason(node) {
         return Err(r);
     }

@@ -9,6 +9,8 @@ use crate::catalog::Profile;
 use crate::inventory::{Inventory, Node};
 use crate::taints::Taint;
 
+mod release;
+
 pub struct Fleet<'i> {
     pub inv: &'i Inventory,
     /// The sorted set of fabric names any node reports, whatever its state.
@@ -33,7 +35,7 @@ pub struct Fleet<'i> {
     /// Per node: (fabric index, whether it reports adapters on it).
     pub attach: Vec<Vec<(u32, bool)>>,
     /// Per node: how many replicas of the model being placed it holds, as
-    /// (stamp, count); a stamp other than the model's means none.
+    /// (stamp, count); a stamp other than the current one means none.
     held: Vec<(u32, u32)>,
     stamp: u32,
     /// The model's `replicas_per_node`: a node holding this many is avoided.
@@ -379,8 +381,11 @@ impl<'i> Fleet<'i> {
     /// Starts a model: counts the replicas of it each node already runs
     /// (surplus ones too; a multi-node replica once on each of its nodes),
     /// and returns its existing replica indices with their nodes.
-    pub fn begin_model(&mut self, model: u32, name: &str, per_node: u32) -> BTreeMap<u32, Vec<u32>> {
-        self.stamp = model + 1;
+    pub fn begin_model(&mut self, _model: u32, name: &str, per_node: u32) -> BTreeMap<u32, Vec<u32>> {
+        // A fresh stamp each time, not one per model: a model begun again
+        // (`--pack most` commits a plan model by model, then explains)
+        // counts from its existing replicas again, not on top of before.
+        self.stamp += 1;
         self.per_node = per_node.max(1);
         let existing = self.existing.get(name).cloned().unwrap_or_default();
         for nodes in existing.values() {
@@ -392,7 +397,7 @@ impl<'i> Fleet<'i> {
     }
 
     /// One more replica of the current model on the node.
-    fn hold(&mut self, node: u32) {
+    pub(super) fn hold(&mut self, node: u32) {
         let h = &mut self.held[node as usize];
         *h = if h.0 == self.stamp { (h.0, h.1 + 1) } else { (self.stamp, 1) };
     }

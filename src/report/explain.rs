@@ -39,8 +39,11 @@ pub fn json<W: std::io::Write>(out: W, names: &Names<'_>, model: u32, attempts: 
 }
 
 /// Which rule picked the winner among the nodes that qualified.
-fn why(names: &Names<'_>, p: &crate::placement::Placement, a: &Attempt) -> String {
+fn why(names: &Names<'_>, plan: &Plan, p: &crate::placement::Placement, a: &Attempt) -> String {
     let prof = names.profile(p.model, p.profile);
+    if plan.pack == crate::placement::Pack::Most {
+        return "chosen together with every other new replica, to place the most (--pack most)".into();
+    }
     let pool = p.fabric.map_or(crate::placement::Pool::Single, crate::placement::Pool::Fabric);
     let qualified = a.tallies.iter().find(|t| t.profile == p.profile && t.pool == pool).map_or(0, |t| t.qualified);
     let of = format!("{qualified} that qualify");
@@ -111,7 +114,7 @@ pub fn human(names: &Names<'_>, plan: &Plan, model: u32, attempts: &[&Attempt], 
                 for line in names.nodes_cell(p).lines() {
                     let _ = writeln!(out, "  on {line}");
                 }
-                let _ = writeln!(out, "  why: {}", why(names, p, a));
+                let _ = writeln!(out, "  why: {}", why(names, plan, p, a));
             }
             None if a.through > a.replica => {
                 let count = u64::from(a.through - a.replica) + 1;

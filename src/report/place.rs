@@ -238,11 +238,13 @@ impl<'a> Iterator for Unplaced<'a> {
 }
 
 #[derive(Serialize)]
-struct SummaryJson {
+struct SummaryJson<'a> {
     wanted: u64,
     existing: u64,
     placed: u64,
     unplaced: u64,
+    bound: u64,
+    stranded: &'a std::collections::BTreeMap<String, u64>,
 }
 
 impl Serialize for PlaceDoc<'_> {
@@ -266,7 +268,14 @@ impl Serialize for PlaceDoc<'_> {
         st.serialize_field("unplaced", &SeqOf::new(unplaced))?;
         st.serialize_field(
             "summary",
-            &SummaryJson { wanted: sum.wanted, existing: sum.existing, placed: sum.placed, unplaced: sum.unplaced },
+            &SummaryJson {
+                wanted: sum.wanted,
+                existing: sum.existing,
+                placed: sum.placed,
+                unplaced: sum.unplaced,
+                bound: sum.bound,
+                stranded: &sum.stranded,
+            },
         )?;
         if let Some(inputs) = self.inputs {
             st.serialize_field("inputs", inputs)?;
@@ -349,6 +358,7 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
         );
     }
     let _ = writeln!(out, "\n{}", summary_line(plan));
+    let _ = writeln!(out, "{}", outcome_line(&plan.summary));
     out
 }
 
@@ -357,6 +367,22 @@ pub fn human(names: &Names<'_>, plan: &Plan) -> String {
 pub fn summary_line(plan: &Plan) -> String {
     let sum = &plan.summary;
     format!("{} wanted, {} existing, {} placed, {} unplaced", sum.wanted, sum.existing, sum.placed, sum.unplaced)
+}
+
+/// "placed 27 of 55; no plan places more than 31; 6 h100 GPUs stranded":
+/// what was placed of what was missing, the bound when something is left,
+/// and the stranded GPUs per class when there are any.
+pub fn outcome_line(sum: &crate::placement::Summary) -> String {
+    let mut line = format!("placed {} of {}", sum.placed, sum.placed + sum.unplaced);
+    if sum.unplaced > 0 {
+        let _ = write!(line, "; no plan places more than {}", sum.bound);
+    }
+    if !sum.stranded.is_empty() {
+        let total: u64 = sum.stranded.values().sum();
+        let parts: Vec<String> = sum.stranded.iter().map(|(class, n)| format!("{n} {class}")).collect();
+        let _ = write!(line, "; {} GPU{} stranded", parts.join(", "), if total == 1 { "" } else { "s" });
+    }
+    line
 }
 
 /// Where the replicas that already run are: one line per model.

@@ -431,13 +431,21 @@ fn the_loop_with_exact_devices_holds_what_each_claim_was_given() {
     let pods_only = write(f.dir.path(), "pods-only.json", &stdout(&out));
     let turn =
         json(&run(&["place", f.catalog.to_str().unwrap(), "-i", pods_only.to_str().unwrap(), "--format", "json"]));
-    assert_eq!(turn["summary"], json!({"wanted": 4, "existing": 4, "placed": 0, "unplaced": 0}), "{turn}");
+    assert_eq!(
+        turn["summary"],
+        json!({"wanted": 4, "existing": 4, "placed": 0, "unplaced": 0, "bound": 0, "stranded": {}}),
+        "{turn}"
+    );
     let out =
         import(f.dir.path(), &f.nodes, &[("--resource-slices", &f.slices), ("--claims", &claims), ("--pods", &pods)]);
     assert_eq!(code(&out), 0, "{}", transcript(&out));
     let again = write(f.dir.path(), "again.json", &stdout(&out));
     let second = json(&run(&["place", f.catalog.to_str().unwrap(), "-i", again.to_str().unwrap(), "--format", "json"]));
-    assert_eq!(second["summary"], json!({"wanted": 4, "existing": 4, "placed": 0, "unplaced": 0}), "{second}");
+    assert_eq!(
+        second["summary"],
+        json!({"wanted": 4, "existing": 4, "placed": 0, "unplaced": 0, "bound": 0, "stranded": {}}),
+        "{second}"
+    );
     // chat r0 holds what its claim was given, not what the plan chose.
     let inv = json(&out);
     let holds: Vec<u64> =

@@ -29,6 +29,7 @@ mod loaders_never_panic;
 mod map;
 mod newcomer;
 mod openapi;
+mod pack;
 mod policy;
 mod real_fleets_three;
 mod real_outputs;

@@ -121,7 +121,11 @@ source = "org/m"
         ]}])
     );
     assert_eq!(v["placements"], json!([]));
-    assert_eq!(v["summary"], json!({"wanted": 1, "existing": 0, "placed": 0, "unplaced": 1}));
+    // Nothing could place it; the one free GPU of i-one-gpu is stranded.
+    assert_eq!(
+        v["summary"],
+        json!({"wanted": 1, "existing": 0, "placed": 0, "unplaced": 1, "bound": 0, "stranded": {"h100-80gb-hbm3": 1}})
+    );
 }
 
 #[test]
@@ -400,7 +404,10 @@ fn existing_allocations_count_block_gpus_and_surplus_is_avoided() {
     let v = place(catalog, &inv);
     // Replica 1 exists; 0 and 2 are placed; a (replica 1) and b (surplus
     // replica 7) are avoided; c's GPU 0 is taken.
-    assert_eq!(v["summary"], json!({"wanted": 3, "existing": 1, "placed": 2, "unplaced": 0}));
+    assert_eq!(
+        v["summary"],
+        json!({"wanted": 3, "existing": 1, "placed": 2, "unplaced": 0, "bound": 2, "stranded": {}})
+    );
     let placed: Vec<_> = v["placements"]
         .as_array()
         .unwrap()
@@ -425,7 +432,7 @@ fn zero_replicas_places_nothing() {
     let v = place(catalog, "[[node]]\nid = \"a\"\n");
     assert_eq!(
         v,
-        json!({"placements": [], "existing": [], "unplaced": [], "summary": {"wanted": 0, "existing": 0, "placed": 0, "unplaced": 0}})
+        json!({"placements": [], "existing": [], "unplaced": [], "summary": {"wanted": 0, "existing": 0, "placed": 0, "unplaced": 0, "bound": 0, "stranded": {}}})
     );
 }
 

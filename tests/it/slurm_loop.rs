@@ -122,7 +122,7 @@ fn after_sbatch_and_a_reimport_with_jobs_place_places_nothing() {
         let p = json_of(&out);
         assert_eq!(
             p["summary"],
-            serde_json::json!({"wanted": 4, "existing": 4, "placed": 0, "unplaced": 0}),
+            serde_json::json!({"wanted": 4, "existing": 4, "placed": 0, "unplaced": 0, "bound": 0, "stranded": {}}),
             "{name}: {p:#}"
         );
         let existing = p["existing"].as_array().unwrap();

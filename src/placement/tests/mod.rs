@@ -11,9 +11,11 @@ use crate::diag::source;
 use crate::inventory::Inventory;
 use crate::report::Names;
 
+mod brute;
 mod generate;
 mod memory;
 mod nvlink;
+mod pack;
 use generate::*;
 
 fn load(catalog: &str, inventory: &str) -> (Catalog, Inventory) {
@@ -47,7 +49,11 @@ fn running_per_node(cat: &Catalog, inv: &Inventory) -> BTreeMap<(u32, u32), u32>
 }
 
 fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError> {
-    let p = plan(cat, inv, Options::default());
+    check_plan(cat, inv, &plan(cat, inv, Options::default()))
+}
+
+/// Every rule a plan must keep, whichever way it was made.
+fn check_plan(cat: &Catalog, inv: &Inventory, p: &super::Plan) -> Result<(), TestCaseError> {
     let mut taken: HashSet<(usize, u32)> = HashSet::new();
     let mut migs_taken: HashSet<(usize, u32, u32)> = HashSet::new();
     for (ni, n) in inv.nodes.iter().enumerate() {
@@ -135,8 +141,8 @@ fn check_invariants(cat: &Catalog, inv: &Inventory) -> Result<(), TestCaseError>
     }
     let s = &p.summary;
     prop_assert_eq!(s.placed + s.unplaced, s.wanted - s.existing);
-    whole_nodes_hold(cat, inv, &p)?;
-    grouped_counts_add_up(cat, inv, &p)
+    whole_nodes_hold(cat, inv, p)?;
+    grouped_counts_add_up(cat, inv, p)
 }
 
 /// CPUs, memory and taints: no node is given more CPUs or memory than it
