@@ -10,6 +10,7 @@ use crate::inventory::{Inventory, Node};
 use crate::taints::Taint;
 
 mod release;
+mod vendor;
 
 pub struct Fleet<'i> {
     pub inv: &'i Inventory,
@@ -225,15 +226,6 @@ impl<'i> Fleet<'i> {
 
     pub fn node_count(&self) -> u32 {
         self.inv.nodes.len() as u32
-    }
-
-    /// The GPU taint a replica of `p` tolerates without saying so: its
-    /// GPUs' device plugin resource, as render writes it; NVIDIA's where
-    /// the fleet does not tell the class's vendor (SPEC 12). None for CPU.
-    pub fn implicit_toleration(&self, p: &Profile) -> Option<&'static str> {
-        let class = p.gpu_class.as_deref().and_then(|c| self.class_ids.get(c));
-        let vendor = class.and_then(|&c| self.class_vendor[c as usize]).unwrap_or_default();
-        (!p.cpu_only()).then(|| vendor.resource())
     }
 
     pub fn compile<'p>(&self, p: &'p Profile) -> Compiled<'p> {
