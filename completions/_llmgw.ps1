@@ -63,7 +63,7 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
             [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
             [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
             [CompletionResult]::new('--rejections', '--rejections', [CompletionResultType]::ParameterName, 'In JSON, why each unplaced replica was left out: grouped reasons, the full per-node list, or none (closest misses are always given)')
-            [CompletionResult]::new('--pack', '--pack', [CompletionResultType]::ParameterName, 'How the new replicas'' profiles and nodes are chosen: `order` keeps the catalog''s order, one replica at a time; `most` chooses them all together to place the most')
+            [CompletionResult]::new('--pack', '--pack', [CompletionResultType]::ParameterName, 'How new replicas'' profiles and nodes are chosen: `order` (the catalog''s order, one at a time) or `most` (together, to place the most)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else human)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the output to this file (atomically) instead of stdout; a .json name means --format json, a .html name --format html. The summary is printed on stderr')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the output to this file (atomically) instead of stdout; a .json name means --format json, a .html name --format html. The summary is printed on stderr')
@@ -78,7 +78,7 @@ Register-ArgumentCompleter -Native -CommandName 'llmgw' -ScriptBlock {
         'llmgw;explain-placement' {
             [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model to explain')
             [CompletionResult]::new('--replica', '--replica', [CompletionResultType]::ParameterName, 'Only this replica index')
-            [CompletionResult]::new('--pack', '--pack', [CompletionResultType]::ParameterName, 'How the new replicas'' profiles and nodes are chosen: `order` keeps the catalog''s order, one replica at a time; `most` chooses them all together to place the most')
+            [CompletionResult]::new('--pack', '--pack', [CompletionResultType]::ParameterName, 'How new replicas'' profiles and nodes are chosen: `order` (the catalog''s order, one at a time) or `most` (together, to place the most)')
             [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
             [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (default: from the extension of -o, else human)')

@@ -58,7 +58,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
             cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
             cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
             cand --rejections 'In JSON, why each unplaced replica was left out: grouped reasons, the full per-node list, or none (closest misses are always given)'
-            cand --pack 'How the new replicas'' profiles and nodes are chosen: `order` keeps the catalog''s order, one replica at a time; `most` chooses them all together to place the most'
+            cand --pack 'How new replicas'' profiles and nodes are chosen: `order` (the catalog''s order, one at a time) or `most` (together, to place the most)'
             cand --format 'Output format (default: from the extension of -o, else human)'
             cand -o 'Write the output to this file (atomically) instead of stdout; a .json name means --format json, a .html name --format html. The summary is printed on stderr'
             cand --output 'Write the output to this file (atomically) instead of stdout; a .json name means --format json, a .html name --format html. The summary is printed on stderr'
@@ -72,7 +72,7 @@ set edit:completion:arg-completer[llmgw] = {|@words|
         &'llmgw;explain-placement'= {
             cand --model 'The model to explain'
             cand --replica 'Only this replica index'
-            cand --pack 'How the new replicas'' profiles and nodes are chosen: `order` keeps the catalog''s order, one replica at a time; `most` chooses them all together to place the most'
+            cand --pack 'How new replicas'' profiles and nodes are chosen: `order` (the catalog''s order, one at a time) or `most` (together, to place the most)'
             cand -i 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
             cand --inventory 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used'
             cand --format 'Output format (default: from the extension of -o, else human)'

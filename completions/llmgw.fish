@@ -63,7 +63,7 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s i -l inventory -d 
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l rejections -d 'In JSON, why each unplaced replica was left out: grouped reasons, the full per-node list, or none (closest misses are always given)' -r -f -a "grouped\t'`reasons`: one entry per distinct reason of a pool, with its nodes'
 full\t'`rejections`: every rejection, node by node, in the order tried'
 none\t'Neither; `closest` only'"
-complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l pack -d 'How the new replicas\' profiles and nodes are chosen: `order` keeps the catalog\'s order, one replica at a time; `most` chooses them all together to place the most' -r -f -a "order\t'Models in catalog order, each replica the first profile and node that finds a home (the reference)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l pack -d 'How new replicas\' profiles and nodes are chosen: `order` (the catalog\'s order, one at a time) or `most` (together, to place the most)' -r -f -a "order\t'Models in catalog order, each replica the first profile and node that finds a home (the reference)'
 most\t'All new replicas chosen together, to place as many as the fleet holds'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''
 json\t''
@@ -77,7 +77,7 @@ complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s h -l help -d 'Prin
 complete -c llmgw -n "__fish_llmgw_using_subcommand place" -s V -l version -d 'Print version'
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l model -d 'The model to explain' -r
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l replica -d 'Only this replica index' -r
-complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l pack -d 'How the new replicas\' profiles and nodes are chosen: `order` keeps the catalog\'s order, one replica at a time; `most` chooses them all together to place the most' -r -f -a "order\t'Models in catalog order, each replica the first profile and node that finds a home (the reference)'
+complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l pack -d 'How new replicas\' profiles and nodes are chosen: `order` (the catalog\'s order, one at a time) or `most` (together, to place the most)' -r -f -a "order\t'Models in catalog order, each replica the first profile and node that finds a home (the reference)'
 most\t'All new replicas chosen together, to place as many as the fleet holds'"
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -s i -l inventory -d 'A fleet inventory (TOML, YAML or JSON); repeat to merge several. Without it, this machine is discovered and used' -r -F
 complete -c llmgw -n "__fish_llmgw_using_subcommand explain-placement" -l format -d 'Output format (default: from the extension of -o, else human)' -r -f -a "human\t''

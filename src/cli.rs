@@ -111,9 +111,8 @@ pub struct PlaceArgs {
     /// full per-node list, or none (closest misses are always given)
     #[arg(long, value_enum, default_value_t, value_name = "FORM")]
     pub rejections: crate::report::place::Rejections,
-    /// How the new replicas' profiles and nodes are chosen: `order` keeps
-    /// the catalog's order, one replica at a time; `most` chooses them all
-    /// together to place the most
+    /// How new replicas' profiles and nodes are chosen: `order` (the
+    /// catalog's order, one at a time) or `most` (together, to place the most)
     #[arg(long, value_enum, default_value_t, value_name = "MODE")]
     pub pack: crate::placement::Pack,
     /// Output format (default: from the extension of -o, else human)
@@ -150,9 +149,8 @@ pub struct ExplainArgs {
     /// Only this replica index
     #[arg(long, value_name = "N")]
     pub replica: Option<u32>,
-    /// How the new replicas' profiles and nodes are chosen: `order` keeps
-    /// the catalog's order, one replica at a time; `most` chooses them all
-    /// together to place the most
+    /// How new replicas' profiles and nodes are chosen: `order` (the
+    /// catalog's order, one at a time) or `most` (together, to place the most)
     #[arg(long, value_enum, default_value_t, value_name = "MODE")]
     pub pack: crate::placement::Pack,
     #[command(flatten)]

@@ -62,9 +62,10 @@ fn place_ends_with_the_gpus_used_and_free_per_class() {
     assert_eq!(code(&out), 1);
     let text = stdout(&out);
     let tail = "14 wanted, 3 existing, 9 placed, 2 unplaced\n\
-                a100-sxm4-80gb: 4 used, 20 free (24 GPUs)\n\
-                h100-80gb-hbm3: 28 used, 19 free (1 unhealthy, 48 GPUs)\n\
-                l40s: 0 used, 4 free (4 GPUs)\n";
+                placed 9 of 11; no plan places more than 10; 12 a100-sxm4-80gb, 8 h100-80gb-hbm3 GPUs stranded\n\
+                a100-sxm4-80gb: 4 used, 20 free, 12 stranded (24 GPUs)\n\
+                h100-80gb-hbm3: 28 used, 19 free, 8 stranded (1 unhealthy, 48 GPUs)\n\
+                l40s: 0 used, 4 free, 0 stranded (4 GPUs)\n";
     assert!(text.ends_with(tail), "{text}");
     // Written to a file, the plan is the file's; the summary goes to stderr.
     let dir = tempfile::tempdir().unwrap();
