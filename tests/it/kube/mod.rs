@@ -245,6 +245,20 @@ impl Scope {
     }
 }
 
+/// A scope's nodes go when its test passes, so a control plane kept up
+/// between runs does not collect them (the scheduler weighs every node);
+/// a failed test leaves them, and its namespace, to be looked at.
+impl Drop for Scope {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("kube: left scope {} (namespace and nodes) for a look", self.id);
+            return;
+        }
+        let selector = format!("{SCOPE_LABEL}={}", self.id);
+        let _ = self.kube.run(&["delete", "nodes", "-l", &selector, "--wait=false"], None);
+    }
+}
+
 pub struct Dumped {
     pub nodes: PathBuf,
     pub pods: PathBuf,
