@@ -244,7 +244,7 @@ pub fn search_packed(
 /// reason most added nodes (`add-...`) gave for its first profile tried.
 fn left(cat: &Catalog, fleet: &Inventory, opts: Options) -> Vec<Left> {
     let (plan, f) = placement::plan_with_fleet(cat, fleet, opts);
-    let names = crate::report::Names::new(cat, &f);
+    let names = crate::wording::Names::new(cat, &f);
     let mut out: Vec<Left> = Vec::new();
     for d in &plan.decisions {
         let placement::Decision::Unplaced { model, replica, why } = d else { continue };

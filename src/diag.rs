@@ -248,6 +248,18 @@ pub fn did_you_mean<'a, I: IntoIterator<Item = &'a str>>(given: &str, known: I) 
         .map(|(_, k)| k)
 }
 
+/// "a, b, c, d, e and 26 more".
+pub fn shorten(ids: &[&str], shown: usize) -> String {
+    if ids.len() <= shown + 1 {
+        return match ids {
+            [] => String::new(),
+            [one] => (*one).to_string(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        };
+    }
+    format!("{} and {} more", ids[..shown].join(", "), ids.len() - shown)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,7 +40,7 @@ pub struct Engine {
     pub version: VersionCommand,
 }
 
-use crate::inventory::Vendor;
+use crate::vendor::Vendor;
 
 const BOTH: &[Vendor] = &[Vendor::Nvidia, Vendor::Amd];
 

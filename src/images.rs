@@ -200,14 +200,9 @@ pub const ROCM: &[RocmImage] = &[
 /// The default image of an engine, for a GPU profile on this vendor's
 /// GPUs or a CPU-only profile, on nodes of this architecture; `None`
 /// where the engine publishes none for it (lint and render say so).
-pub fn default_image_for(
-    engine: &str,
-    gpu: bool,
-    vendor: crate::inventory::Vendor,
-    arch: Arch,
-) -> Option<&'static str> {
+pub fn default_image_for(engine: &str, gpu: bool, vendor: crate::vendor::Vendor, arch: Arch) -> Option<&'static str> {
     if gpu
-        && vendor == crate::inventory::Vendor::Amd
+        && vendor == crate::vendor::Vendor::Amd
         && let Some(i) = ROCM.iter().find(|i| i.engine == engine)
     {
         return Some(i.image);
@@ -218,7 +213,7 @@ pub fn default_image_for(
 
 /// The default image of an engine, for a GPU profile on this vendor's
 /// GPUs or a CPU-only profile (x86-64 nodes).
-pub fn default_image_on(engine: &str, gpu: bool, vendor: crate::inventory::Vendor) -> &'static str {
+pub fn default_image_on(engine: &str, gpu: bool, vendor: crate::vendor::Vendor) -> &'static str {
     default_image_for(engine, gpu, vendor, Arch::Amd64).unwrap_or_else(|| default_image(engine, gpu))
 }
 
@@ -278,7 +273,7 @@ mod tests {
 
     #[test]
     fn amd_gpus_get_the_rocm_build_and_nvidia_ones_keep_theirs() {
-        use crate::inventory::Vendor;
+        use crate::vendor::Vendor;
         assert_eq!(default_image_on("vllm", true, Vendor::Amd), "vllm/vllm-openai-rocm:v0.29.0");
         assert_eq!(default_image_on("vllm", true, Vendor::Nvidia), default_image("vllm", true));
         assert_eq!(default_image_on("llama.cpp", false, Vendor::Amd), default_image("llama.cpp", false));

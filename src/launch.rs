@@ -499,15 +499,6 @@ pub fn gguf_args(weights: &Weights) -> Vec<String> {
     }
 }
 
-/// A llama.cpp source that is only a file name (`qwen2.5-7b-q4_k_m.gguf`):
-/// no repository to fetch it from.
-pub fn is_gguf_file_name(p: &Profile, source: &str) -> bool {
-    p.engine.name == "llama.cpp" && !source.contains('/')
-}
-
-/// What to give llama.cpp instead of a bare file name.
-pub const GGUF_HELP: &str = "give the repository, `ORG/REPO:QUANT` (llama.cpp picks the file) or `ORG/REPO/FILE.gguf`, or put the file on the nodes (discover lists it under `weights`)";
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,6 +20,7 @@ pub mod discovery;
 pub mod doc;
 pub mod engine_check;
 pub mod engines;
+pub mod exit;
 pub mod fit;
 pub mod images;
 pub mod import;
@@ -30,6 +31,7 @@ pub mod kubernetes;
 pub mod launch;
 pub mod load;
 pub mod map;
+pub mod names;
 pub mod output;
 pub mod placement;
 pub mod plan;
@@ -43,55 +45,17 @@ pub mod synth;
 pub mod taints;
 pub mod term;
 mod timings;
+pub mod units;
 pub mod usage;
+pub mod vendor;
+pub mod wording;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::diag::Diag;
-
-/// Exit codes, for every command (docs/placement.md, "Exit codes").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Exit {
-    /// The command did what was asked.
-    Success = 0,
-    /// It ran, and the answer is no: a replica left unplaced, a lint error,
-    /// a named engine missing or failing.
-    No = 1,
-    /// The input could not be used.
-    BadInput = 2,
-}
-
-/// Why a command stopped early.
-#[derive(Debug)]
-pub enum Failure {
-    /// Unusable input: the diagnostics say why (exit 2).
-    Input(Vec<Diag>),
-    /// Writing the output failed.
-    Io(std::io::Error),
-}
-
-impl From<Vec<Diag>> for Failure {
-    fn from(d: Vec<Diag>) -> Self {
-        Failure::Input(d)
-    }
-}
-
-impl From<Diag> for Failure {
-    fn from(d: Diag) -> Self {
-        Failure::Input(vec![d])
-    }
-}
-
-impl From<std::io::Error> for Failure {
-    fn from(e: std::io::Error) -> Self {
-        Failure::Io(e)
-    }
-}
-
-pub type Outcome = Result<Exit, Failure>;
+use crate::exit::{Exit, Failure};
 
 pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> ExitCode {
     let cli = match cli::Cli::try_parse_from(args) {

@@ -97,10 +97,10 @@ impl Sink {
     }
 
     /// Flushes, and for a file puts it in place.
-    pub fn finish(self) -> Result<(), crate::Failure> {
+    pub fn finish(self) -> Result<(), crate::exit::Failure> {
         match self {
-            Sink::Stdout(mut w) => w.flush().map_err(crate::Failure::Io),
-            Sink::InPlace(mut w) => w.flush().map_err(crate::Failure::Io),
+            Sink::Stdout(mut w) => w.flush().map_err(crate::exit::Failure::Io),
+            Sink::InPlace(mut w) => w.flush().map_err(crate::exit::Failure::Io),
             Sink::Atomic(f) => {
                 let target = f.target.clone();
                 f.commit().map_err(|e| cannot_write(&target, &e).into())
@@ -376,9 +376,9 @@ fn ignored_signals() -> impl Fn(i32) -> bool {
 }
 
 /// Writes `bytes` where `path` says, as `-o` does.
-pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), crate::Failure> {
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), crate::exit::Failure> {
     let mut sink = Sink::open(Some(path))?;
-    sink.write_all(bytes).map_err(|e| crate::Failure::from(cannot_write(path, &e)))?;
+    sink.write_all(bytes).map_err(|e| crate::exit::Failure::from(cannot_write(path, &e)))?;
     sink.finish()
 }
 
@@ -454,7 +454,7 @@ mod tests {
                 gpus: vec![Gpu {
                     index: 0,
                     name: format!("GPU {t}"),
-                    vendor: crate::inventory::Vendor::Nvidia,
+                    vendor: crate::vendor::Vendor::Nvidia,
                     memory_mb: 1,
                     uuid: Some(t.to_string()),
                     dra_device: None,

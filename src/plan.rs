@@ -70,7 +70,7 @@ pub struct At {
 
 fn as_cpus<S: serde::Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
     match v {
-        Some(m) => Serialize::serialize(&crate::report::Cpus(*m), s),
+        Some(m) => Serialize::serialize(&crate::units::Cpus(*m), s),
         None => s.serialize_none(),
     }
 }
@@ -244,7 +244,7 @@ fn at(dec: &mut Decoder, n: &Node<'_>) -> Option<At> {
             dec.error(Code::OutOfRange, n.span, message, "too large", Some(HELP.into()));
             return None;
         }
-        Some(crate::placement::millis(c))
+        Some(crate::units::millis(c))
     });
     let memory_mb = t.optional(dec, "memory_mb", |dec, n| dec.uint(n, "memory_mb", i64::MAX as u64));
     let indices = |v: Vec<(u64, Span)>| v.into_iter().map(|(i, _)| i as u32).collect::<Vec<u32>>();

@@ -169,7 +169,7 @@ pub fn node_of(sh: &Shape, id: String, fabric: Option<&str>, mut labels: BTreeMa
         .map(|i| Gpu {
             index: i,
             name: sh.gpu_name.to_string(),
-            vendor: crate::inventory::Vendor::Nvidia,
+            vendor: crate::vendor::Vendor::Nvidia,
             memory_mb: sh.gpu_memory_mb,
             uuid: None,
             dra_device: None,

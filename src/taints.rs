@@ -50,12 +50,12 @@ pub struct Taint<'a> {
 /// GPU nodes add this toleration to pods that request NVIDIA GPUs (the
 /// ExtendedResourceToleration admission plugin: one for each extended
 /// resource a pod asks for), and render writes it on every such pod.
-pub const GPU_KEY: &str = "nvidia.com/gpu";
+pub const GPU_KEY: &str = crate::vendor::NVIDIA_GPU;
 
 /// The same for AMD GPUs, whose device plugin offers `amd.com/gpu`: an AMD
 /// replica tolerates this taint, never NVIDIA's (its pods do not ask for
 /// `nvidia.com/gpu`, so nothing adds that toleration to them).
-pub const AMD_GPU_KEY: &str = "amd.com/gpu";
+pub const AMD_GPU_KEY: &str = crate::vendor::AMD_GPU;
 
 const TAINT_FORM: &str =
     "a taint reads `key=value:Effect` or `key:Effect`, Effect one of NoSchedule, NoExecute, PreferNoSchedule";

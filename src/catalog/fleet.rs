@@ -49,7 +49,7 @@ impl<'i> Facts<'i> {
             for c in classes {
                 if let Some(cpus) = n.cpus {
                     let e = f.most_cpus.entry(c).or_default();
-                    *e = (*e).max(crate::placement::millis(cpus));
+                    *e = (*e).max(crate::units::millis(cpus));
                 }
                 if n.memory_allocatable_mb.is_some() || n.memory_total_mb > 0 {
                     let e = f.most_memory.entry(c).or_default();
@@ -121,7 +121,7 @@ pub fn fleet_checks(cat: &Catalog, inv: &Inventory) -> Vec<Diag> {
             }
             requests(cat, m, p, &facts, &mut out);
             let source = p.source.as_deref().unwrap_or(&m.name);
-            if crate::launch::is_gguf_file_name(p, source) && !inv.nodes.iter().any(|n| n.gguf_copy(source).is_some()) {
+            if p.is_gguf_file_name(source) && !inv.nodes.iter().any(|n| n.gguf_copy(source).is_some()) {
                 out.push(
                     Diag::error(
                         Code::GgufFileName,
@@ -131,7 +131,7 @@ pub fn fleet_checks(cat: &Catalog, inv: &Inventory) -> Vec<Diag> {
                         ),
                     )
                     .at(&cat.src, p.engine_span, "llama.cpp needs a repository or a local file")
-                    .help(crate::launch::GGUF_HELP),
+                    .help(crate::catalog::GGUF_HELP),
                 );
             }
             if facts.any_reports_engines && !facts.engines_seen.contains(p.engine.name) {
@@ -158,7 +158,7 @@ pub fn fleet_checks(cat: &Catalog, inv: &Inventory) -> Vec<Diag> {
 /// would give them the x86-64 image, which cannot start there.
 fn no_arm_image(cat: &Catalog, m: &Model, p: &Profile, inv: &Inventory) -> Option<Diag> {
     use crate::images::{Arch, default_image_for};
-    let none = default_image_for(p.engine.name, !p.cpu_only(), crate::inventory::Vendor::Nvidia, Arch::Arm64).is_none();
+    let none = default_image_for(p.engine.name, !p.cpu_only(), crate::vendor::Vendor::Nvidia, Arch::Arm64).is_none();
     if p.serving.image.is_some() || !none {
         return None;
     }
@@ -180,7 +180,7 @@ fn no_arm_image(cat: &Catalog, m: &Model, p: &Profile, inv: &Inventory) -> Optio
                 "{} publishes no arm64 image{}, and {} {} arm64 (profile `{}` of `{}`)",
                 p.engine.name,
                 if p.cpu_only() { "" } else { " for GPUs" },
-                crate::report::shorten(&arm, 3),
+                crate::diag::shorten(&arm, 3),
                 if arm.len() == 1 { "is" } else { "are" },
                 p.name,
                 m.name
@@ -226,7 +226,7 @@ fn requests(cat: &Catalog, m: &Model, p: &Profile, facts: &Facts<'_>, out: &mut 
                     "profile `{}` of `{}` asks each node for {want} CPUs, but no {on} has more than {}",
                     p.name,
                     m.name,
-                    crate::report::cpus_text(have)
+                    crate::units::cpus_text(have)
                 ),
             )
             .at(&cat.src, p.serving.cpus_span, "more CPUs than any node has")

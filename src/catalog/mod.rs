@@ -144,7 +144,15 @@ impl Profile {
     pub fn class_label(&self) -> &str {
         self.gpu_class.as_deref().unwrap_or("cpu")
     }
+    /// A llama.cpp source that is only a file name
+    /// (`qwen2.5-7b-q4_k_m.gguf`): no repository to fetch it from.
+    pub fn is_gguf_file_name(&self, source: &str) -> bool {
+        self.engine.name == "llama.cpp" && !source.contains('/')
+    }
 }
+
+/// What to give llama.cpp instead of a bare file name.
+pub const GGUF_HELP: &str = "give the repository, `ORG/REPO:QUANT` (llama.cpp picks the file) or `ORG/REPO/FILE.gguf`, or put the file on the nodes (discover lists it under `weights`)";
 
 pub const MAX_NODES: u64 = 1024;
 

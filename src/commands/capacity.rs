@@ -4,9 +4,10 @@
 
 use super::{fleet_inventory, report_format};
 use crate::cli::{self, OutputFormat};
+use crate::exit::{Exit, Outcome};
+use crate::load;
 use crate::output::Sink;
 use crate::report;
-use crate::{Exit, Outcome, load};
 
 pub fn run(a: &cli::CapacityArgs) -> Outcome {
     let format = report_format("capacity", a.output.as_deref(), a.format)?;

@@ -3,9 +3,10 @@
 
 use super::report_format;
 use crate::cli::{self, OutputFormat};
+use crate::exit::{Exit, Outcome};
+use crate::load;
 use crate::output::Sink;
 use crate::report;
-use crate::{Exit, Outcome, load};
 
 pub fn run(a: &cli::DiffArgs) -> Outcome {
     let format = report_format("diff", a.output.as_deref(), a.format)?;

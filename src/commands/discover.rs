@@ -6,7 +6,7 @@ use crate::cli::{self, DiscoverFormat};
 use crate::diag::{Code, Diag};
 use crate::discovery::{Machine, Seams, discover};
 use crate::doc::Format;
-use crate::{Exit, Outcome};
+use crate::exit::{Exit, Outcome};
 
 pub fn run(a: &cli::DiscoverArgs) -> Outcome {
     if !(a.probe_timeout.is_finite() && a.probe_timeout > 0.0) {

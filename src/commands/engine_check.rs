@@ -9,9 +9,9 @@ use crate::cli::{EngineCheckArgs, OutputFormat};
 use crate::diag::{Code, Diag, suggest};
 use crate::engine_check::{Check, check};
 use crate::engines::{self, Engine};
+use crate::exit::{Exit, Outcome};
 use crate::output::Sink;
 use crate::report;
-use crate::{Exit, Outcome};
 
 pub fn run(a: &EngineCheckArgs) -> Outcome {
     let mut selected: Vec<&'static Engine> = Vec::new();

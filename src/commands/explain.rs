@@ -3,10 +3,12 @@
 use super::{fleet_inventory, report_format};
 use crate::cli::{self, OutputFormat};
 use crate::diag::{Code, Diag};
+use crate::exit::{Exit, Outcome};
+use crate::load;
 use crate::output::Sink;
 use crate::placement::{self, Options};
-use crate::report::{self, Names};
-use crate::{Exit, Outcome, load};
+use crate::report;
+use crate::wording::Names;
 use std::fmt::Write as _;
 
 pub fn run(a: &cli::ExplainArgs) -> Outcome {

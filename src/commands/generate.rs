@@ -5,8 +5,8 @@
 use std::io::Write;
 
 use crate::cli;
+use crate::exit::{Exit, Outcome};
 use crate::output;
-use crate::{Exit, Outcome};
 
 /// The file each shell's completions are committed as.
 pub const COMPLETION_FILES: &[(clap_complete::Shell, &str)] = &[

@@ -5,9 +5,10 @@ use std::path::Path;
 
 use crate::cli;
 use crate::diag::{Code, Diag};
+use crate::exit::{Exit, Outcome};
 use crate::inventory::Inventory;
+use crate::load;
 use crate::output::{self, Sink};
-use crate::{Exit, Outcome, load};
 
 pub fn merge(a: &cli::MergeArgs) -> Outcome {
     let inv = load::inventories(&a.files)?;

@@ -6,9 +6,10 @@ use std::collections::BTreeSet;
 
 use crate::cli::{self, LintFormat};
 use crate::diag::Severity;
+use crate::exit::{Exit, Outcome};
+use crate::load;
 use crate::output::{self, Sink};
 use crate::report;
-use crate::{Exit, Outcome, load};
 use crate::{doc, inventory};
 
 pub fn run(a: &cli::LintArgs) -> Outcome {

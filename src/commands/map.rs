@@ -5,9 +5,10 @@ use std::path::Path;
 
 use crate::cli;
 use crate::diag::{Code, Diag, Source};
+use crate::exit::{Exit, Outcome};
 use crate::inventory::Inventory;
+use crate::load;
 use crate::output::Sink;
-use crate::{Exit, Outcome, load};
 
 pub fn run(a: &cli::MapArgs) -> Outcome {
     html_name(a.output.as_deref(), "map writes HTML")?;
@@ -22,7 +23,7 @@ pub fn run(a: &cli::MapArgs) -> Outcome {
 }
 
 /// The page of the plan `src` holds on `inv`.
-pub(super) fn page(src: &Source, inv: &Inventory, title: &str) -> Result<String, crate::Failure> {
+pub(super) fn page(src: &Source, inv: &Inventory, title: &str) -> Result<String, crate::exit::Failure> {
     let plan = crate::plan::read(src)?;
     let extras = crate::map::extras::read(src)?;
     Ok(crate::map::page(&crate::map::Input { plan: &plan, extras: &extras, inv, title })?)

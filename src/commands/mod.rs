@@ -20,8 +20,9 @@ use std::path::Path;
 
 use crate::cli::{self, Command, InventoryCommand, OutputFormat};
 use crate::diag::Diag;
+use crate::exit::Outcome;
 use crate::inventory::Inventory;
-use crate::{Outcome, load, output};
+use crate::{load, output};
 
 pub fn dispatch(command: Command) -> Outcome {
     match command {
@@ -58,7 +59,7 @@ fn report_format(command: &str, path: Option<&Path>, flag: Option<OutputFormat>)
 /// The fleet: the inventory files given, or this machine discovered live.
 /// As `fleet_inventory`, with the sha256 of the inventory's bytes (of the
 /// discovered node as TOML, when discovered live).
-fn fleet_inventory_with_digest(flag: &cli::InventoryFlag) -> Result<(Inventory, String), crate::Failure> {
+fn fleet_inventory_with_digest(flag: &cli::InventoryFlag) -> Result<(Inventory, String), crate::exit::Failure> {
     if flag.inventory.is_empty() {
         let inv = fleet_inventory(flag)?;
         let text = crate::output::render_inventory(&inv, crate::doc::Format::Toml).unwrap_or_default();
@@ -67,7 +68,7 @@ fn fleet_inventory_with_digest(flag: &cli::InventoryFlag) -> Result<(Inventory, 
     Ok(load::inventories_with_digest(&flag.inventory)?)
 }
 
-fn fleet_inventory(flag: &cli::InventoryFlag) -> Result<Inventory, crate::Failure> {
+fn fleet_inventory(flag: &cli::InventoryFlag) -> Result<Inventory, crate::exit::Failure> {
     if flag.inventory.is_empty() {
         let (node, warnings) = crate::discovery::discover(&crate::discovery::Machine::local()?);
         crate::report::diagnostics::eprint(&warnings);
@@ -79,13 +80,7 @@ fn fleet_inventory(flag: &cli::InventoryFlag) -> Result<Inventory, crate::Failur
 /// A `--namespace` as Kubernetes requires it: a DNS-1123 label (it lands
 /// in every object and every `--endpoints` URL).
 pub(crate) fn namespace(ns: &str) -> Result<(), crate::diag::Diag> {
-    let alnum = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let b = ns.as_bytes();
-    let label = !b.is_empty()
-        && b.len() <= 63
-        && alnum(b[0])
-        && alnum(b[b.len() - 1])
-        && b.iter().all(|&c| alnum(c) || c == b'-');
+    let label = crate::names::dns_label(ns);
     if label {
         return Ok(());
     }

@@ -3,10 +3,10 @@
 use super::{fleet_inventory, report_format};
 use crate::cli::{self, OutputFormat};
 use crate::diag::{Code, Diag};
+use crate::exit::{Exit, Outcome};
 use crate::output::Sink;
 use crate::placement::Fleet;
 use crate::report;
-use crate::{Exit, Outcome};
 
 pub fn run(a: &cli::NodesArgs) -> Outcome {
     let format = report_format("nodes", a.output.as_deref(), a.format)?;

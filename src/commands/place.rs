@@ -4,11 +4,13 @@ use std::io::Write as _;
 
 use super::{fleet_inventory_with_digest, report_format};
 use crate::cli::{self, OutputFormat, PlaceFormat};
+use crate::exit::{Exit, Outcome};
+use crate::load;
 use crate::output::Sink;
 use crate::placement::{self, Options};
-use crate::report::{self, Names};
+use crate::report;
 use crate::timings::Timings;
-use crate::{Exit, Outcome, load};
+use crate::wording::Names;
 
 /// What `place` writes: the plan as JSON, the table, or the map.
 fn format(a: &cli::PlaceArgs) -> Result<PlaceFormat, crate::diag::Diag> {

@@ -6,11 +6,12 @@ use std::io::Write;
 
 use crate::cli;
 use crate::diag::{Code, Diag};
+use crate::exit::{Exit, Outcome};
+use crate::load;
 use crate::output::Sink;
 use crate::plan::Plan;
 use crate::render::out::{self, File, Target};
 use crate::render::{self, Endpoint, Resolved};
-use crate::{Exit, Outcome, load};
 
 /// The plan, catalog and inventory every render starts from.
 struct Inputs {
@@ -19,7 +20,7 @@ struct Inputs {
     inventory: crate::inventory::Inventory,
 }
 
-fn inputs(a: &cli::RenderArgs) -> Result<Inputs, crate::Failure> {
+fn inputs(a: &cli::RenderArgs) -> Result<Inputs, crate::exit::Failure> {
     let (Some(plan), Some(catalog)) = (&a.plan, &a.catalog) else {
         return Err(Diag::error(Code::BadArgument, "render needs a PLAN, --catalog and --inventory").into());
     };
@@ -29,7 +30,7 @@ fn inputs(a: &cli::RenderArgs) -> Result<Inputs, crate::Failure> {
     Ok(Inputs { plan, catalog, inventory })
 }
 
-fn stop_plans(stop: &[std::path::PathBuf]) -> Result<(Plan, Plan), crate::Failure> {
+fn stop_plans(stop: &[std::path::PathBuf]) -> Result<(Plan, Plan), crate::exit::Failure> {
     let mut errors = Vec::new();
     let old =
         load::read(&stop[0]).map_err(|d| vec![d]).and_then(|s| crate::plan::read(&s)).map_err(|d| errors.extend(d));

@@ -77,7 +77,7 @@ pub fn inventory_gpus(found: Vec<AmdGpu>, first: u32, warnings: &mut Vec<Diag>) 
             );
         }
         let mut g = Gpu::named(index, &a.name, a.memory_mb);
-        g.vendor = crate::inventory::Vendor::Amd;
+        g.vendor = crate::vendor::Vendor::Amd;
         g.pci_bus_id = a.pci_bus_id;
         out.push(g);
     }

@@ -132,7 +132,7 @@ pub fn discover(m: &Machine) -> (Node, Vec<Diag>) {
             index: f.index,
             class: normalize_class(&f.name),
             name: f.name.clone(),
-            vendor: crate::inventory::Vendor::Nvidia,
+            vendor: crate::vendor::Vendor::Nvidia,
             memory_mb: f.memory_mb,
             uuid: f.uuid.clone(),
             dra_device: None,

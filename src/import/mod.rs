@@ -119,16 +119,6 @@ pub fn control_in_id(id: &str) -> Option<char> {
     id.chars().find(|c| c.is_control())
 }
 
-/// The largest value the inventory loader takes for a MiB count.
-pub const MAX_MIB: u64 = i64::MAX as u64;
-
-/// Bytes as whole MiB, or `None` when out of what the loader takes
-/// (negative, not finite, above `MAX_MIB`).
-pub fn mib_of_bytes(bytes: f64) -> Option<u64> {
-    let mib = (bytes / (1024.0 * 1024.0)).floor();
-    (mib.is_finite() && mib >= 0.0 && mib <= MAX_MIB as f64).then_some(mib as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,13 +140,5 @@ mod tests {
         }
         assert!(p.full());
         assert_eq!(p.into_result().unwrap_err().len(), MAX_PROBLEMS + 1);
-    }
-
-    #[test]
-    fn memory_out_of_the_loaders_range_is_none() {
-        assert_eq!(mib_of_bytes(2.0 * 1024.0 * 1024.0), Some(2));
-        assert_eq!(mib_of_bytes(1e300), None);
-        assert_eq!(mib_of_bytes(-1.0), None);
-        assert_eq!(mib_of_bytes(f64::NAN), None);
     }
 }

@@ -11,10 +11,11 @@
 
 use super::check::{AllocPart, GpuPart, check_allocations, check_gpus};
 use super::fields::{RawInventory, RawNode, RawWeight};
-use super::{Allocation, Disk, Fabric, Gpu, MigDevice, Node, State, Vendor, Weight, normalize_class};
+use super::{Allocation, Disk, Fabric, Gpu, MigDevice, Node, State, Weight, normalize_class};
 use crate::decode::Decoder;
 use crate::diag::Source;
 use crate::doc::{Format, Span};
+use crate::vendor::Vendor;
 
 const MAX: u64 = i64::MAX as u64;
 

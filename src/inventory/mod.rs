@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::diag::{Code, Diag, Source};
 use crate::doc::Span;
+use crate::vendor::Vendor;
 
 mod check;
 mod decode;
@@ -175,41 +176,6 @@ pub struct Disk {
     pub total_bytes: u64,
 }
 
-/// Who made a GPU: it decides which engines run on it and which device
-/// plugin resource a pod asks for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Vendor {
-    #[default]
-    Nvidia,
-    Amd,
-}
-
-impl Vendor {
-    pub const ALL: [Vendor; 2] = [Vendor::Nvidia, Vendor::Amd];
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Vendor::Nvidia => "nvidia",
-            Vendor::Amd => "amd",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Vendor> {
-        Vendor::ALL.into_iter().find(|v| v.as_str() == s)
-    }
-    fn is_nvidia(&self) -> bool {
-        *self == Vendor::Nvidia
-    }
-    /// The resource its device plugin offers GPUs as, and so the key of
-    /// the taint clouds put on its GPU nodes (`nvidia.com/gpu`,
-    /// `amd.com/gpu`): a pod asking for that resource tolerates it.
-    pub fn resource(self) -> &'static str {
-        match self {
-            Vendor::Nvidia => crate::taints::GPU_KEY,
-            Vendor::Amd => crate::taints::AMD_GPU_KEY,
-        }
-    }
-}
-
 #[derive(Clone, Debug, Serialize)]
 pub struct Gpu {
     pub index: u32,
@@ -353,7 +319,7 @@ pub fn nvlink_fabric_name(clique: &str) -> String {
     }
     // Cut, or changed by sanitising (two values could now read alike).
     let cut: String = name.chars().take(52).collect();
-    format!("{cut}-{}", crate::render::names::short_hash(clique, 10))
+    format!("{cut}-{}", crate::names::short_hash(clique, 10))
 }
 
 impl Fabric {

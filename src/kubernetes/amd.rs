@@ -18,10 +18,11 @@ use k8s_openapi::api::core::v1::NodeStatus;
 use super::gpus::{At, resource};
 use crate::diag::{Code, Diag};
 use crate::import::MAX_GPUS_PER_NODE;
-use crate::inventory::{Gpu, Vendor};
+use crate::inventory::Gpu;
+use crate::vendor::Vendor;
 
 /// The device plugin's resource.
-pub const RESOURCE: &str = "amd.com/gpu";
+pub const RESOURCE: &str = crate::vendor::AMD_GPU;
 
 /// The values a node's labels give one labeller property, each with how
 /// many GPUs have it when the labels say (`None`: the value alone).
@@ -49,7 +50,7 @@ pub fn values(labels: &BTreeMap<String, String>, property: &str) -> Vec<(String,
 /// The labeller's VRAM value, whole GiB (`192G`), as MiB.
 pub fn vram_mib(value: &str) -> Option<u64> {
     let gib: u64 = value.trim().strip_suffix('G')?.parse().ok()?;
-    gib.checked_mul(1024).filter(|&m| m <= crate::import::MAX_MIB)
+    gib.checked_mul(1024).filter(|&m| m <= crate::units::MAX_MIB)
 }
 
 /// The product name as the board gives it: the labeller's `_` back to
@@ -87,7 +88,7 @@ pub fn of(
         if let (true, Some((_, name))) = (amd, super::gpus::karpenter(labels, "name")) {
             let number = |what: &str| super::gpus::karpenter(labels, what).and_then(|(_, v)| v.parse::<u64>().ok());
             names = vec![(name.to_string(), Some(number("count").unwrap_or(0).min(MAX_GPUS_PER_NODE + 1)))];
-            karpenter_memory = number("memory").filter(|&m| m <= crate::import::MAX_MIB);
+            karpenter_memory = number("memory").filter(|&m| m <= crate::units::MAX_MIB);
         }
     }
     // The labels count GPUs only in their per-value form.

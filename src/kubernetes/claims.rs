@@ -303,7 +303,7 @@ fn holders(
 
 impl Notes {
     fn warn(self, trust: &Trust<'_>, warnings: &mut Vec<Diag>) {
-        let list = |v: &[String]| crate::report::shorten(&v.iter().map(String::as_str).collect::<Vec<_>>(), 5);
+        let list = |v: &[String]| crate::diag::shorten(&v.iter().map(String::as_str).collect::<Vec<_>>(), 5);
         if !self.outside.is_empty() {
             let only = trust.namespaces.unwrap_or_default().join(", ");
             warnings.push(

@@ -12,8 +12,9 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::{File, Step, quantity};
 use crate::diag::{Code, Diag};
-use crate::import::{MAX_GPUS_PER_NODE, MAX_MIB, MAX_MIG_PER_GPU, mig};
+use crate::import::{MAX_GPUS_PER_NODE, MAX_MIG_PER_GPU, mig};
 use crate::inventory::{Gpu, MigDevice};
+use crate::units::MAX_MIB;
 
 /// Cloud accelerator labels without GFD, and what each stands for: the
 /// product name NVML reports (so the class matches what `discover` writes)
@@ -123,7 +124,7 @@ impl At<'_, '_> {
         if labelled {
             self.label("nvidia.com/gpu.count", Code::TooManyGpus, why, "a count this large is a typo, never a node")
         } else {
-            self.resource("capacity", "nvidia.com/gpu", why)
+            self.resource("capacity", crate::vendor::NVIDIA_GPU, why)
         }
     }
 
@@ -240,8 +241,8 @@ pub fn of(
     // more than 1024, the physical GPUs may not.
     let replicas = count(&at, labels, "nvidia.com/gpu.replicas", u64::from(u32::MAX))?.unwrap_or(1).max(1);
     let offered = MAX_GPUS_PER_NODE.saturating_mul(replicas.max(MAX_MIG_PER_GPU));
-    let capacity = resource(&at, capacity_map, "capacity", "nvidia.com/gpu", offered)?;
-    let allocatable = resource(&at, allocatable_map, "allocatable", "nvidia.com/gpu", offered)?;
+    let capacity = resource(&at, capacity_map, "capacity", crate::vendor::NVIDIA_GPU, offered)?;
+    let allocatable = resource(&at, allocatable_map, "allocatable", crate::vendor::NVIDIA_GPU, offered)?;
     let (name, memory) = product(&at, labels, warnings)?;
     // Under the single MIG strategy the count is of MIG devices.
     let most = if name.contains("-MIG-") { MAX_GPUS_PER_NODE * MAX_MIG_PER_GPU } else { MAX_GPUS_PER_NODE };
@@ -500,7 +501,11 @@ fn mig_devices(
     }
     let total: u64 = from_capacity.values().chain(from_labels.values()).sum();
     if total > cap_limit {
-        return Err(at.resource("capacity", "nvidia.com/gpu", format!("{total} MIG devices is more than {cap_limit}")));
+        return Err(at.resource(
+            "capacity",
+            crate::vendor::NVIDIA_GPU,
+            format!("{total} MIG devices is more than {cap_limit}"),
+        ));
     }
     let chosen = if from_capacity.is_empty() {
         from_labels

@@ -13,7 +13,7 @@ const MAX_VALUE: usize = 63;
 /// `-`, at most 63 of them, starting and ending with a letter or digit
 /// (cut first, then trimmed, so a cut never ends in `.` or `-`).
 pub fn safe(v: &str) -> String {
-    crate::render::names::label_value(v)
+    crate::names::label_value(v)
 }
 
 /// The NFD feature file for a discovered node: `key=value` lines.

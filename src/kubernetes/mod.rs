@@ -126,7 +126,7 @@ fn sizes(
     let memory = |which: &'static str| -> Result<Option<u64>, Vec<Diag>> {
         let map = status.and_then(|s| if which == "capacity" { s.capacity.as_ref() } else { s.allocatable.as_ref() });
         let Some(q) = map.and_then(|c| c.get("memory")) else { return Ok(None) };
-        quantity::parse(&q.0).and_then(crate::import::mib_of_bytes).map(Some).ok_or_else(|| {
+        quantity::parse(&q.0).and_then(crate::units::mib_of_bytes).map(Some).ok_or_else(|| {
             vec![file.error(
                 Code::OutOfRange,
                 &at_status(which, "memory"),
@@ -288,7 +288,7 @@ fn other_vendors_warning(seen: &[String]) -> Option<Diag> {
             format!(
                 "{} node(s) advertise GPUs of another vendor, which llmgw does not import yet, so they are left out: {}",
                 seen.len(),
-                crate::report::shorten(&seen.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                crate::diag::shorten(&seen.iter().map(String::as_str).collect::<Vec<_>>(), 5)
             ),
         )
         .help("those nodes are imported without those GPUs; no GPU profile is placed on them"),
@@ -319,7 +319,8 @@ pub fn import_with(
     file.each("Node", &mut problems, |i, k: KubeNode, problems| match node(&file, i, &k, settings, &mut warnings) {
         Ok(n) => {
             others.extend(other_vendor(&n.id, k.status.as_ref()));
-            let offered = k.status.as_ref().and_then(|s| s.capacity.as_ref()).and_then(|c| c.get("nvidia.com/gpu"));
+            let offered =
+                k.status.as_ref().and_then(|s| s.capacity.as_ref()).and_then(|c| c.get(crate::vendor::NVIDIA_GPU));
             if offered.and_then(|q| quantity::parse(&q.0)).is_some_and(|n| n > 0.0) {
                 plugin.insert(n.id.clone());
             }
@@ -385,7 +386,7 @@ fn both_allocators(published: &slices::Published, plugin: &std::collections::Has
             format!(
                 "{} node(s) are served by both NVIDIA's DRA driver and its device plugin, which may give one GPU to a claim and to a pod: {}",
                 both.len(),
-                crate::report::shorten(&both, 5)
+                crate::diag::shorten(&both, 5)
             ),
         )
         .help("run one of the two on a node: NVIDIA's DRA driver documents turning the device plugin off (or labelling the node so it does not run there)"),
@@ -419,7 +420,7 @@ pub fn unknown_memory(nodes: &[Node]) -> Option<Diag> {
             format!(
                 "{} node(s) have GPUs whose memory no label gives, so no model is held to it there (the memory fit is skipped): {}",
                 seen.len(),
-                crate::report::shorten(&seen.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                crate::diag::shorten(&seen.iter().map(String::as_str).collect::<Vec<_>>(), 5)
             ),
         )
         .help("GPU Feature Discovery (nvidia.com/gpu.memory), Karpenter (instance-gpu-memory) or the DRA driver's slices say each GPU's memory; import with one of them"),

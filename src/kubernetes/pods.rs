@@ -15,8 +15,8 @@ use super::requests::{self, Demands};
 use super::{File, Step};
 use crate::diag::{Code, Diag};
 use crate::import::Problems;
-use crate::inventory::Vendor;
 use crate::inventory::{Allocation, Node};
+use crate::vendor::Vendor;
 
 /// What llmgw needs of one pod that holds something on a node (or, for a
 /// pending llmgw pod, will hold once it is scheduled there).
@@ -263,7 +263,7 @@ fn claims_not_given(mut claiming: Vec<(String, String)>, replicas: &Replicas) ->
             format!(
                 "{} pod(s) claim devices through DRA, and without --claims the GPUs they were given look free: {}",
                 list.len(),
-                crate::report::shorten(&list.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                crate::diag::shorten(&list.iter().map(String::as_str).collect::<Vec<_>>(), 5)
             ),
         )
         .help("give --claims (`kubectl get resourceclaims -A -o json`): the claims say which GPUs each pod holds"),
@@ -281,7 +281,7 @@ struct Report {
 
 impl Report {
     fn warn(self, warnings: &mut Vec<Diag>) {
-        let list = |v: &[String]| crate::report::shorten(&v.iter().map(String::as_str).collect::<Vec<_>>(), 5);
+        let list = |v: &[String]| crate::diag::shorten(&v.iter().map(String::as_str).collect::<Vec<_>>(), 5);
         if !self.unknown.is_empty() {
             warnings.push(
                 Diag::warning(

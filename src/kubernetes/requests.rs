@@ -184,8 +184,8 @@ fn container_demands(
     let mut d = Demands::default();
     for (k, q) in limits.into_iter().flatten() {
         let v = quantity::parse(&q.0);
-        if k == "nvidia.com/gpu" || k == "amd.com/gpu" {
-            let count = if k == "amd.com/gpu" { &mut d.amd } else { &mut d.whole };
+        if k == crate::vendor::NVIDIA_GPU || k == crate::vendor::AMD_GPU {
+            let count = if k == crate::vendor::AMD_GPU { &mut d.amd } else { &mut d.whole };
             match v {
                 Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= GPU_CAP => *count = n as u64,
                 _ => return Err(bad("limits", k, &q.0, "a GPU count from 0 to 1024")),

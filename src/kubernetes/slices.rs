@@ -330,7 +330,7 @@ fn warn(src: &Source, incomplete: &[String], positional: &[String], warnings: &m
                     "{} DRA pool(s) are not whole in {}, so their nodes keep the GPUs their labels give: {}",
                     incomplete.len(),
                     src.name(),
-                    crate::report::shorten(&incomplete.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                    crate::diag::shorten(&incomplete.iter().map(String::as_str).collect::<Vec<_>>(), 5)
                 ),
             )
             .help("the driver was publishing while the file was taken: run `kubectl get resourceslices -o json` again"),
@@ -343,7 +343,7 @@ fn warn(src: &Source, incomplete: &[String], positional: &[String], warnings: &m
                 format!(
                     "{} node(s) publish GPUs whose names give no minor number (`gpu-<minor>`), so they are numbered by their place on the PCI bus, and a GPU that stops being published renumbers the rest: {}",
                     positional.len(),
-                    crate::report::shorten(&positional.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                    crate::diag::shorten(&positional.iter().map(String::as_str).collect::<Vec<_>>(), 5)
                 ),
             )
             .help("pods' llmgw.io/gpus annotations name GPUs by these indices: on these nodes, place and render again after a GPU comes or goes"),
@@ -549,7 +549,7 @@ pub fn apply(published: &Published, nodes: &mut [Node], src: &Source, warnings: 
         }
         n.gpus.clone_from(gpus);
     }
-    let list = |v: &[String]| crate::report::shorten(&v.iter().map(String::as_str).collect::<Vec<_>>(), 5);
+    let list = |v: &[String]| crate::diag::shorten(&v.iter().map(String::as_str).collect::<Vec<_>>(), 5);
     if !disagree.is_empty() {
         warnings.push(
             Diag::warning(

@@ -77,7 +77,7 @@ pub fn sift(mut pods: Vec<Claimant<'_>>, namespaces: Option<&[String]>, warnings
             }
         }
     }
-    let list = |v: &[String]| crate::report::shorten(&v.iter().map(String::as_str).collect::<Vec<_>>(), 5);
+    let list = |v: &[String]| crate::diag::shorten(&v.iter().map(String::as_str).collect::<Vec<_>>(), 5);
     if !outside.is_empty() {
         let only = namespaces.unwrap_or_default().join(", ");
         warnings.push(

@@ -412,7 +412,7 @@ impl<'a> Data<'a> {
                             .collect(),
                     })
                     .collect();
-                let cpus = n.cpus.map(|c| (req.0, crate::placement::millis(c)));
+                let cpus = n.cpus.map(|c| (req.0, crate::units::millis(c)));
                 let mem = (n.memory_schedulable_mb() > 0).then(|| (req.1, n.memory_schedulable_mb()));
                 let mut note = Vec::new();
                 if !n.fabrics.is_empty() {

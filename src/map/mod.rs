@@ -71,7 +71,7 @@ impl<'a> Fleet<'a> {
             .nodes
             .iter()
             .map(|n| {
-                let cpus = n.allocations.iter().filter_map(|a| a.cpus).map(crate::placement::millis).sum();
+                let cpus = n.allocations.iter().filter_map(|a| a.cpus).map(crate::units::millis).sum();
                 (cpus, n.allocations.iter().filter_map(|a| a.memory_mb).sum())
             })
             .collect();

@@ -32,7 +32,7 @@ use crate::inventory::{Inventory, State};
 pub use memory::{NEED_FACTOR, Need, USABLE, need, parallel as memory_parallel, split as memory_split};
 pub use pack::{Pack, stranded};
 pub use rejections::Rejections;
-pub use state::{Fleet, millis};
+pub use state::Fleet;
 
 /// Where a rejection happened: which pool of which profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -83,7 +83,7 @@ pub enum Reason {
     },
     /// The profile's engine does not run on the node's GPUs of the class,
     /// made by this vendor.
-    Vendor(crate::inventory::Vendor),
+    Vendor(crate::vendor::Vendor),
     /// Host memory, less the margin, cannot hold a CPU replica (whole GiB).
     HostFit {
         have_gib: u64,

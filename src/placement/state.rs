@@ -8,6 +8,7 @@ use super::{Assign, Placement, Reason, StateCode};
 use crate::catalog::Profile;
 use crate::inventory::{Inventory, Node};
 use crate::taints::Taint;
+use crate::units::millis;
 
 mod release;
 mod vendor;
@@ -23,7 +24,7 @@ pub struct Fleet<'i> {
     class_ids: HashMap<&'i str, u32>,
     /// Per class: the vendor of its GPUs (`None` when both make one), whose
     /// GPU taint a replica of that class tolerates.
-    class_vendor: Vec<Option<crate::inventory::Vendor>>,
+    class_vendor: Vec<Option<crate::vendor::Vendor>>,
     /// Per node: offset of its first GPU in the flat arrays below.
     gpu_base: Vec<u32>,
     gpu_class: Vec<u32>,
@@ -540,11 +541,6 @@ impl<'i> Fleet<'i> {
         }
         changes
     }
-}
-
-/// CPUs as millicores, the finest unit a scheduler counts.
-pub fn millis(cpus: f64) -> u64 {
-    (cpus * 1000.0).round() as u64
 }
 
 /// An engine's bit in a node's engine set: its place among the engines

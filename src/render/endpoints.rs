@@ -27,7 +27,7 @@ pub fn warnings(format: Format, list: &[Endpoint<'_>]) -> Vec<crate::diag::Diag>
             crate::diag::Code::LitellmWildcard,
             format!(
                 "{}: LiteLLM takes `*` in a model name as a wildcard, and routes other models' requests to it",
-                crate::report::shorten(&starred, 5)
+                crate::diag::shorten(&starred, 5)
             ),
         )
         .help("name the model without `*`"),

@@ -5,7 +5,6 @@
 
 pub mod check;
 pub mod endpoints;
-pub mod names;
 pub mod out;
 
 use serde::Serialize;
@@ -43,7 +42,7 @@ impl Job<'_> {
     /// Who made the replica's GPUs: the vendor of the first GPU the plan
     /// gives it (a replica's GPUs are of one class); NVIDIA for a
     /// CPU-only one.
-    pub fn vendor(&self) -> crate::inventory::Vendor {
+    pub fn vendor(&self) -> crate::vendor::Vendor {
         let gpu = self.entry.nodes.first().and_then(|a| a.gpus.first().map(|&g| (a, g)));
         gpu.and_then(|(_, g)| {
             let node = self.nodes.first()?;
@@ -346,7 +345,7 @@ fn unrenderable(e: &Entry, profile: &Profile, nodes: &[&Node], weights: &Weights
         return Some(d);
     }
     if let Weights::Hub(source) = weights
-        && crate::launch::is_gguf_file_name(profile, source)
+        && profile.is_gguf_file_name(source)
     {
         return Some(
             Diag::error(
@@ -358,7 +357,7 @@ fn unrenderable(e: &Entry, profile: &Profile, nodes: &[&Node], weights: &Weights
                     crate::term::escape(source)
                 ),
             )
-            .help(crate::launch::GGUF_HELP),
+            .help(crate::catalog::GGUF_HELP),
         );
     }
     None
@@ -509,7 +508,7 @@ fn arm_warning(jobs: &[Job<'_>]) -> Option<Diag> {
             Code::NoArmImage,
             format!(
                 "{}: on arm64 nodes, but the engine publishes no arm64 image; rendered with its x86-64 image, which cannot start there",
-                crate::report::shorten(&bad.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                crate::diag::shorten(&bad.iter().map(String::as_str).collect::<Vec<_>>(), 5)
             ),
         )
         .help("give the profile an `image` built for arm64, or keep it off arm64 nodes (node_selector kubernetes.io/arch=amd64)"),
@@ -537,7 +536,7 @@ fn resource_warning(jobs: &[Job<'_>]) -> Option<Diag> {
     let no_cpu: Vec<String> = jobs.iter().filter(|j| j.resources.millicpus.is_none()).map(name).collect();
     let no_mem: Vec<String> = jobs.iter().filter(|j| j.resources.memory_mib.is_none()).map(name).collect();
     if !no_cpu.is_empty() || !no_mem.is_empty() {
-        let shown = |list: &[String]| crate::report::shorten(&list.iter().map(String::as_str).collect::<Vec<_>>(), 5);
+        let shown = |list: &[String]| crate::diag::shorten(&list.iter().map(String::as_str).collect::<Vec<_>>(), 5);
         let mut parts = Vec::new();
         if !no_cpu.is_empty() {
             parts.push(format!("no CPU request for {}", shown(&no_cpu)));

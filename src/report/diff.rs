@@ -23,7 +23,7 @@ fn at(nodes: &[Where], requests: bool) -> String {
                 let _ = write!(s, " MIG {}", super::join(&w.mig_devices));
             }
             if let (true, Some(c)) = (requests, w.cpus_millis) {
-                let _ = write!(s, ", {} CPUs", super::cpus_text(c));
+                let _ = write!(s, ", {} CPUs", crate::units::cpus_text(c));
             }
             if let (true, Some(m)) = (requests, w.memory_mb) {
                 let _ = write!(s, ", {}", super::binary_size(m << 20));

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::Names;
+use crate::wording::Names;
 use std::collections::HashMap;
 
 use crate::placement::{Attempt, Decision, Plan, PoolTally, Reason};

@@ -11,8 +11,8 @@
 
 use std::io::Write;
 
-use super::Names;
 use crate::placement::{Attempt, Rejections};
+use crate::wording::Names;
 
 /// Spaces for a depth (two per level) as deep as this document goes.
 const SPACES: &str = "                    ";
@@ -90,7 +90,7 @@ fn rejections<W: Write>(w: &mut W, names: &Names<'_>, model: u32, list: &Rejecti
 mod tests {
     use crate::diag::source;
     use crate::placement::{Options, plan_with_fleet};
-    use crate::report::Names;
+    use crate::wording::Names;
 
     /// The document as serde would write it from plain values.
     fn by_serde(names: &Names<'_>, model: u32, attempts: &[&crate::placement::Attempt]) -> String {

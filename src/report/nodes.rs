@@ -55,8 +55,8 @@ struct NodeRow<'a> {
 
 #[derive(Serialize)]
 struct Share {
-    free: super::Cpus,
-    total: super::Cpus,
+    free: crate::units::Cpus,
+    total: crate::units::Cpus,
 }
 
 #[derive(Serialize)]
@@ -125,12 +125,12 @@ fn rows<'a>(fleet: &'a Fleet<'a>, selector: &[(String, String)]) -> Vec<NodeRow<
                 }
             }
             let held_cpus: u64 =
-                n.allocations.iter().filter_map(|a| a.cpus).map(crate::placement::millis).fold(0, u64::saturating_add);
+                n.allocations.iter().filter_map(|a| a.cpus).map(crate::units::millis).fold(0, u64::saturating_add);
             let held_mem: u64 = n.allocations.iter().filter_map(|a| a.memory_mb).fold(0, u64::saturating_add);
-            let cpus = n
-                .cpus
-                .map(crate::placement::millis)
-                .map(|total| Share { free: super::Cpus(total.saturating_sub(held_cpus)), total: super::Cpus(total) });
+            let cpus = n.cpus.map(crate::units::millis).map(|total| Share {
+                free: crate::units::Cpus(total.saturating_sub(held_cpus)),
+                total: crate::units::Cpus(total),
+            });
             let mem_total = n.memory_schedulable_mb();
             let memory = (mem_total > 0)
                 .then(|| MemoryShare { free_mb: mem_total.saturating_sub(held_mem), total_mb: mem_total });
@@ -252,10 +252,9 @@ pub fn human(fleet: &Fleet<'_>, settings: &Settings<'_>) -> String {
         row.extend([
             gpus,
             {
-                let cpus = r
-                    .cpus
-                    .as_ref()
-                    .map(|c| format!("{}/{} CPUs", super::cpus_text(c.free.0), super::cpus_text(c.total.0)));
+                let cpus = r.cpus.as_ref().map(|c| {
+                    format!("{}/{} CPUs", crate::units::cpus_text(c.free.0), crate::units::cpus_text(c.total.0))
+                });
                 let memory = r.memory.as_ref().map(|m| memory_pair(m.free_mb, m.total_mb));
                 let both: Vec<String> = cpus.into_iter().chain(memory).collect();
                 if both.is_empty() { "-".to_string() } else { both.join("\n") }

@@ -10,8 +10,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use super::reasons::{Closest, ReasonGroup, SoFar, closest, grouped};
-use super::{Names, RejectionJson, SeqOf};
+use super::{RejectionJson, SeqOf};
 use crate::placement::{Decision, Plan, Pool, PoolTally, Reason, Rejection, Why};
+use crate::wording::Names;
 
 /// How much of why a replica was left unplaced `place --format json` tells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -63,7 +64,7 @@ struct ExistingAt<'a> {
     mig_devices: &'a [u32],
     /// What the allocation holds, when it says.
     #[serde(skip_serializing_if = "Option::is_none")]
-    cpus: Option<super::Cpus>,
+    cpus: Option<crate::units::Cpus>,
     #[serde(skip_serializing_if = "Option::is_none")]
     memory_mb: Option<u64>,
 }
@@ -97,7 +98,7 @@ fn existing<'a>(names: &Names<'a>) -> Vec<ExistingJson<'a>> {
                 node: &node.id,
                 gpus: &a.gpus,
                 mig_devices: &a.mig_devices,
-                cpus: a.cpus.map(crate::placement::millis).map(super::Cpus),
+                cpus: a.cpus.map(crate::units::millis).map(crate::units::Cpus),
                 memory_mb: a.memory_mb,
             });
         }
@@ -410,7 +411,7 @@ fn existing_lines(names: &Names<'_>, out: &mut String) {
                 out,
                 "{} replica {r} is pending (submitted for {}, not running yet)",
                 m.name,
-                super::shorten(&on, 5)
+                crate::diag::shorten(&on, 5)
             );
         }
         let running: Vec<(u32, &Vec<u32>)> = existing
@@ -428,7 +429,13 @@ fn existing_lines(names: &Names<'_>, out: &mut String) {
         if std::mem::take(&mut first) {
             out.push('\n');
         }
-        let _ = writeln!(out, "{} {word} {} already {verb} on {}", m.name, runs(&replicas), super::shorten(&nodes, 5));
+        let _ = writeln!(
+            out,
+            "{} {word} {} already {verb} on {}",
+            m.name,
+            runs(&replicas),
+            crate::diag::shorten(&nodes, 5)
+        );
     }
 }
 
@@ -560,7 +567,7 @@ pub fn summary_lines(
                 } else {
                     names.reason_plural(*reason, prof, nodes.len())
                 };
-                format!("{text} ({})", super::shorten(&ids, 5))
+                format!("{text} ({})", crate::diag::shorten(&ids, 5))
             })
             .collect();
         let pool = names.pool(g.pool, prof);

@@ -7,10 +7,10 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::Names;
 use crate::catalog::Profile;
 use crate::inventory::Node;
 use crate::placement::{Decision, Placement, Pool, PoolTally, Reason, Rejection, Rejections, Why};
+use crate::wording::Names;
 
 /// One reason within one profile and pool, and the nodes it applies to.
 #[derive(Serialize)]

@@ -310,9 +310,9 @@ fn json_ask(j: &Value, wanted: usize) -> Result<Ask, String> {
         number(j.get("node_count"), u64::from(u32::MAX))?.or(req.nodes).map_or(wanted.max(1), |n| n.max(1) as usize);
     let per_task = number(j.get("cpus_per_task"), u64::from(u32::MAX))?;
     let cpus = per_task.or_else(|| each(req.cpus, nodes));
-    let memory = match number(j.get("memory_per_node"), crate::import::MAX_MIB)? {
+    let memory = match number(j.get("memory_per_node"), crate::units::MAX_MIB)? {
         Some(m) => Some(m),
-        None => match (number(j.get("memory_per_cpu"), crate::import::MAX_MIB)?, cpus) {
+        None => match (number(j.get("memory_per_cpu"), crate::units::MAX_MIB)?, cpus) {
             (Some(m), Some(c)) => Some(m.saturating_mul(c)),
             _ => each(req.memory_mb, nodes),
         },
@@ -344,7 +344,7 @@ fn json_cpus(j: &Value, nodes: &[String]) -> Result<PerNode, String> {
     let mut cpus = vec![None; nodes.len()];
     let mut memory = vec![None; nodes.len()];
     let res = j.get("job_resources");
-    let mib = crate::import::MAX_MIB;
+    let mib = crate::units::MAX_MIB;
     // The first of each name, as a search from the front finds it: a job
     // of a million nodes is not searched a million times.
     let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::with_capacity(nodes.len());

@@ -270,7 +270,7 @@ pub fn import(
                 format!(
                     "{} node(s) run jobs, but the node list does not say how many of their GPUs are in use (no `GresUsed`, no `gres/gpu` in `AllocTRES`); GPUs no job of --jobs names are taken as free: {}",
                     unknown.len(),
-                    crate::report::shorten(&unknown, 5)
+                    crate::diag::shorten(&unknown, 5)
                 ),
             )
             .help("give `scontrol -d show node` (with -d, which prints GresUsed), or `sinfo --json`"),
@@ -296,7 +296,7 @@ pub fn import(
                 format!(
                     "{} node(s) have every CPU allocated, so their free GPUs can start nothing; held as `slurm:cpus-full`: {}",
                     full.len(),
-                    crate::report::shorten(&full.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                    crate::diag::shorten(&full.iter().map(String::as_str).collect::<Vec<_>>(), 5)
                 ),
             )
             .help("a replica placed there would wait for CPUs; import again when jobs end"),
@@ -331,7 +331,7 @@ fn apply_topology(t: &Source, out: &mut [Built], warnings: &mut Vec<Diag>) -> Re
                 format!(
                     "{} node(s) are under two leaf switches and belong to both fabrics: {}",
                     two.len(),
-                    crate::report::shorten(&two.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                    crate::diag::shorten(&two.iter().map(String::as_str).collect::<Vec<_>>(), 5)
                 ),
             )
             .help("Slurm keeps such a node under both switches; check topology.conf if that is not meant"),
@@ -343,12 +343,12 @@ fn apply_topology(t: &Source, out: &mut [Built], warnings: &mut Vec<Diag>) -> Re
             what.push(format!(
                 "{} node name(s) match no imported node ({})",
                 unmatched.len(),
-                crate::report::shorten(&unmatched, 3)
+                crate::diag::shorten(&unmatched, 3)
             ));
         }
         if !topo.unknown_switches.is_empty() {
             let s: Vec<&str> = topo.unknown_switches.iter().map(String::as_str).collect();
-            what.push(format!("{} switch name(s) match no `SwitchName=` ({})", s.len(), crate::report::shorten(&s, 3)));
+            what.push(format!("{} switch name(s) match no `SwitchName=` ({})", s.len(), crate::diag::shorten(&s, 3)));
         }
         warnings.push(
             Diag::warning(Code::UnmatchedTopology, format!("{}: {}", t.name(), what.join("; ")))
@@ -482,7 +482,7 @@ fn warn_found(found: Found, user: &str, warnings: &mut Vec<Diag>) {
             format!(
                 "{} job(s) {what}: {}",
                 list.len(),
-                crate::report::shorten(&list.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                crate::diag::shorten(&list.iter().map(String::as_str).collect::<Vec<_>>(), 5)
             ),
         )
         .help(help.to_string())

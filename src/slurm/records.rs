@@ -281,8 +281,7 @@ fn node_object(file: &File<'_>, i: usize, n: &Value) -> Result<Record, Vec<Diag>
         gres_used: n.get("gres_used").and_then(Value::as_str).map(str::to_string),
         features: words(n.get("features")),
         partitions: words(n.get("partitions")),
-        real_memory: json_number(file, &path, "real_memory", n.get("real_memory"), crate::import::MAX_MIB)?
-            .unwrap_or(0),
+        real_memory: json_number(file, &path, "real_memory", n.get("real_memory"), crate::units::MAX_MIB)?.unwrap_or(0),
         cpus: json_number(file, &path, "cpus", n.get("cpus"), U32)?,
         alloc_cpus: json_number(file, &path, "alloc_cpus", n.get("alloc_cpus"), U32)?,
         cpus_effective: match json_number(file, &path, "cpus_effective", n.get("effective_cpus"), U32)? {
@@ -290,8 +289,8 @@ fn node_object(file: &File<'_>, i: usize, n: &Value) -> Result<Record, Vec<Diag>
             // Before `effective_cpus` (v0.0.38): the configured TRES.
             None => configured_cpus(n.get("tres").and_then(Value::as_str)),
         },
-        mem_spec: json_number(file, &path, "mem_spec", n.get("specialized_memory"), crate::import::MAX_MIB)?,
-        alloc_memory: json_number(file, &path, "alloc_memory", n.get("alloc_memory"), crate::import::MAX_MIB)?,
+        mem_spec: json_number(file, &path, "mem_spec", n.get("specialized_memory"), crate::units::MAX_MIB)?,
+        alloc_memory: json_number(file, &path, "alloc_memory", n.get("alloc_memory"), crate::units::MAX_MIB)?,
         alloc_tres: n.get("tres_used").and_then(Value::as_str).map(str::to_string),
         arch: n.get("architecture").and_then(Value::as_str).filter(|a| !a.is_empty()).map(str::to_string),
         at: At::Json(path),
@@ -309,7 +308,7 @@ fn sinfo_group(file: &File<'_>, i: usize, g: &Value) -> Result<Vec<Record>, Vec<
     }
     let one = names.len() == 1;
     let real_memory =
-        json_number(file, &path, "real_memory", g.pointer("/memory/maximum"), crate::import::MAX_MIB)?.unwrap_or(0);
+        json_number(file, &path, "real_memory", g.pointer("/memory/maximum"), crate::units::MAX_MIB)?.unwrap_or(0);
     // A group's CPUs add up its nodes': per node only when they are alike.
     let (min, max) = (
         json_number(file, &path, "cpus", g.pointer("/cpus/minimum"), U32)?,
@@ -323,7 +322,7 @@ fn sinfo_group(file: &File<'_>, i: usize, g: &Value) -> Result<Vec<Record>, Vec<
     let alloc_cpus =
         if one { json_number(file, &path, "alloc_cpus", g.pointer("/cpus/allocated"), U32)? } else { None };
     let alloc_memory = if one {
-        json_number(file, &path, "alloc_memory", g.pointer("/memory/allocated"), crate::import::MAX_MIB)?
+        json_number(file, &path, "alloc_memory", g.pointer("/memory/allocated"), crate::units::MAX_MIB)?
     } else {
         None
     };
@@ -404,7 +403,7 @@ fn text_record(src: &Source, r: &TextRecord) -> Result<Record, Diag> {
         gres_used: get("GresUsed").map(str::to_string),
         features,
         partitions: list("Partitions"),
-        real_memory: num("RealMemory", crate::import::MAX_MIB)?.unwrap_or(0),
+        real_memory: num("RealMemory", crate::units::MAX_MIB)?.unwrap_or(0),
         cpus: num("CPUTot", U32)?,
         alloc_cpus: num("CPUAlloc", U32)?,
         cpus_effective: match num("CPUEfctv", U32)? {
@@ -412,8 +411,8 @@ fn text_record(src: &Source, r: &TextRecord) -> Result<Record, Diag> {
             // Before 22.05's CPUEfctv: the configured TRES.
             None => configured_cpus(get("CfgTRES")),
         },
-        mem_spec: num("MemSpecLimit", crate::import::MAX_MIB)?,
-        alloc_memory: num("AllocMem", crate::import::MAX_MIB)?,
+        mem_spec: num("MemSpecLimit", crate::units::MAX_MIB)?,
+        alloc_memory: num("AllocMem", crate::units::MAX_MIB)?,
         alloc_tres: get("AllocTRES").map(str::to_string),
         arch: get("Arch").filter(|a| !a.is_empty()).map(str::to_string),
         at: At::Text { line: r.span, fields: r.fields.iter().map(|(k, s, _)| (k.clone(), *s)).collect() },

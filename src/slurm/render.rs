@@ -11,8 +11,8 @@ use super::ports::PortBook;
 use crate::diag::{Code, Diag};
 use crate::inventory::Node;
 use crate::launch::{self, Platform, Ports, Role, Spec, quote, words};
+use crate::names::{self, Want};
 use crate::plan::{Entry, Kind, Plan};
-use crate::render::names::{self, Want};
 use crate::render::out::{File, HEADER, Status};
 use crate::render::{Endpoint, Job, Resolved};
 
@@ -346,7 +346,7 @@ fn untyped_gres(r: &Resolved<'_>) -> Option<Diag> {
             Code::UntypedGres,
             format!(
                 "{}: on nodes not imported from Slurm, so their GPUs are asked for without a gres type (`--gres=gpu:N`): Slurm may give GPUs of another type",
-                crate::report::shorten(&names.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                crate::diag::shorten(&names.iter().map(String::as_str).collect::<Vec<_>>(), 5)
             ),
         )
         .help("import the nodes with `llmgw inventory import slurm` (their gres types come with them), or give the profile `slurm = { constraint = ... }` to pick the GPU type")

@@ -32,7 +32,7 @@ pub fn memory_mb(v: &str) -> Option<u64> {
         return None;
     }
     let n: f64 = num.parse().ok()?;
-    crate::import::mib_of_bytes(n * scale * 1024.0 * 1024.0)
+    crate::units::mib_of_bytes(n * scale * 1024.0 * 1024.0)
 }
 
 /// The counts of a TRES string; entries llmgw has no use for (`billing`,

@@ -590,7 +590,7 @@ fn amd_gpus_come_from_sysfs_without_nvml() {
     // What discover writes, place reads back.
     let src = llmgw::diag::source("x.toml", text);
     let back = llmgw::load::inventory_file(&src).unwrap();
-    assert_eq!(back[0].gpus[1].vendor, llmgw::inventory::Vendor::Amd);
+    assert_eq!(back[0].gpus[1].vendor, llmgw::vendor::Vendor::Amd);
 }
 
 #[test]

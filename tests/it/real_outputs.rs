@@ -199,7 +199,7 @@ fn gfd_case(c: &mut Check, facts: &BTreeMap<String, Value>, labels_file: &str, c
     // capacity was printed), named by the device id where no product name
     // is labelled, VRAM in whole GiB.
     if let Some(amd) = want.get("amd_gpus").and_then(Value::as_u64) {
-        let of_amd: Vec<_> = n.gpus.iter().filter(|g| g.vendor == llmgw::inventory::Vendor::Amd).collect();
+        let of_amd: Vec<_> = n.gpus.iter().filter(|g| g.vendor == llmgw::vendor::Vendor::Amd).collect();
         c.eq(&name, "AMD GPUs", of_amd.len() as u64, amd);
         if let Some(label) = want.get("gpus_with_property").and_then(Value::as_u64) {
             c.eq(&name, "AMD GPUs as the labels count them", of_amd.len() as u64, label);

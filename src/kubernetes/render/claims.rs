@@ -28,7 +28,7 @@ const ATTRS: &str = "device.attributes[\"gpu.nvidia.com\"]";
 /// planned MIG device without a UUID of its own) has no `uuid`.
 pub fn unpinnable(r: &Resolved<'_>) -> Vec<Diag> {
     let mut out = Vec::new();
-    for j in r.jobs.iter().filter(|j| j.vendor() == crate::inventory::Vendor::Nvidia && !j.profile.cpu_only()) {
+    for j in r.jobs.iter().filter(|j| j.vendor() == crate::vendor::Vendor::Nvidia && !j.profile.cpu_only()) {
         for (at, node) in j.entry.nodes.iter().zip(&j.nodes) {
             if at.gpus.is_empty() {
                 out.push(
@@ -151,7 +151,7 @@ impl Ctx<'_, '_> {
     pub(super) fn claims_gpus(&self) -> bool {
         self.settings.devices == Devices::Dra
             && !self.job.profile.cpu_only()
-            && self.job.vendor() == crate::inventory::Vendor::Nvidia
+            && self.job.vendor() == crate::vendor::Vendor::Nvidia
     }
 
     /// The CEL selector and device class for the GPUs the pods pinned to

@@ -79,7 +79,7 @@ pub(super) fn shared_nodes(jobs: &[crate::render::Job<'_>]) -> Option<Diag> {
             format!(
                 "{} node(s) hold two replicas on an NVLink domain, each with its ComputeDomain; a node joins one at a time, so the second one's pods there wait: {}",
                 shared.len(),
-                crate::report::shorten(&shared.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                crate::diag::shorten(&shared.iter().map(String::as_str).collect::<Vec<_>>(), 5)
             ),
         )
         .help("give multi-node profiles whole nodes (gpus_per_node = the node's GPUs), so no node holds two such replicas")

@@ -219,14 +219,6 @@ impl Pool<'_> {
     }
 }
 
-/// A DNS-1123 label: at most 63 lower-case letters, digits and `-`,
-/// beginning and ending with a letter or digit.
-fn dns_label(s: &str) -> bool {
-    let alnum = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let b = s.as_bytes();
-    !b.is_empty() && b.len() <= 63 && alnum(b[0]) && alnum(b[b.len() - 1]) && b.iter().all(|&c| alnum(c) || c == b'-')
-}
-
 /// `--epp NAME[:PORT]`: a Service's name (a label that begins with a
 /// letter) and a port.
 pub fn epp(v: &str) -> Result<(String, u16), Diag> {
@@ -252,7 +244,7 @@ pub fn epp(v: &str) -> Result<(String, u16), Diag> {
     if name.is_empty() {
         return Err(bad("no Service name"));
     }
-    if !dns_label(name) || !name.as_bytes()[0].is_ascii_lowercase() {
+    if !crate::names::dns_label(name) || !name.as_bytes()[0].is_ascii_lowercase() {
         return Err(bad("not a Service name"));
     }
     Ok((name.to_string(), port))
@@ -268,8 +260,8 @@ pub fn parent(v: &str) -> Result<(String, String), Diag> {
         )
     };
     let (ns, name) = v.split_once('/').ok_or_else(bad)?;
-    let subdomain = name.len() <= 253 && name.split('.').all(dns_label);
-    if dns_label(ns) && subdomain { Ok((ns.to_string(), name.to_string())) } else { Err(bad()) }
+    let subdomain = name.len() <= 253 && name.split('.').all(crate::names::dns_label);
+    if crate::names::dns_label(ns) && subdomain { Ok((ns.to_string(), name.to_string())) } else { Err(bad()) }
 }
 
 /// The gateway `render kubernetes` was asked for, from its flags, each
@@ -337,7 +329,7 @@ pub(super) fn warnings(
                 Code::HeaderValue,
                 format!(
                     "{}: a model name with blanks around it, or over 4096 characters, is not matched in the {MODEL_HEADER} header",
-                    crate::report::shorten(&unroutable.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                    crate::diag::shorten(&unroutable.iter().map(String::as_str).collect::<Vec<_>>(), 5)
                 ),
             )
             .help("name the model in the catalog as clients will send it, without blanks around it"),
@@ -353,7 +345,7 @@ pub(super) fn warnings(
                     format!(
                         "{} InferencePools ({}) name one endpoint picker, {}: a picker picks from the one pool it is started for (--pool-name), so requests for the other models would reach its pool's pods",
                         pools.len(),
-                        crate::report::shorten(&pools, 3),
+                        crate::diag::shorten(&pools, 3),
                         g.epp
                     ),
                 )
@@ -367,7 +359,7 @@ pub(super) fn warnings(
                 Code::PortsApart,
                 format!(
                     "{}: the replicas of a model listen on different ports; its InferencePool targets the first one's only",
-                    crate::report::shorten(&apart.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                    crate::diag::shorten(&apart.iter().map(String::as_str).collect::<Vec<_>>(), 5)
                 ),
             )
             .help("give the model's profiles one `port`, so the gateway reaches every replica"),

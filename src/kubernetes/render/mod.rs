@@ -26,8 +26,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use super::lws::LeaderWorkerSet;
 use crate::diag::{Code, Diag};
 use crate::launch::{self, Platform, Ports, Role};
+use crate::names::{self, Want, label_value};
 use crate::plan::{Entry, Plan};
-use crate::render::names::{self, Want, label_value};
 use crate::render::out::{File, HEADER};
 use crate::render::{Endpoint, Job, Resolved};
 use service::service;
@@ -372,7 +372,7 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
                 Code::NoRdma,
                 format!(
                     "{}: multi-node pods get no RDMA device and no NCCL_IB_HCA, so NCCL falls back to TCP between them",
-                    crate::report::shorten(&no_rdma.iter().map(String::as_str).collect::<Vec<_>>(), 5)
+                    crate::diag::shorten(&no_rdma.iter().map(String::as_str).collect::<Vec<_>>(), 5)
                 ),
             )
             .help("give --rdma-resource with the name your cluster's RDMA device plugin advertises (e.g. rdma/ib)"),

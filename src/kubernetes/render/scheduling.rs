@@ -13,7 +13,6 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::Ctx;
-use crate::inventory::Vendor;
 
 impl Ctx<'_, '_> {
     /// The profile's tolerations, and on a GPU pod its GPUs' resource
@@ -60,16 +59,13 @@ impl Ctx<'_, '_> {
             _ if self.claims_gpus() => {}
             (Some(m), _) => {
                 let single = j.nodes[0].labels.get("nvidia.com/mig.strategy").is_some_and(|s| s == "single");
-                let key = if single { "nvidia.com/gpu".to_string() } else { format!("nvidia.com/mig-{m}") };
+                let key = if single { crate::vendor::NVIDIA_GPU.to_string() } else { format!("nvidia.com/mig-{m}") };
                 limits.insert(key, Quantity("1".into()));
             }
             (None, 0) => {}
             (None, n) => {
                 // Each vendor's device plugin offers its GPUs under its own name.
-                let resource = match j.vendor() {
-                    Vendor::Nvidia => "nvidia.com/gpu",
-                    Vendor::Amd => crate::kubernetes::amd::RESOURCE,
-                };
+                let resource = j.vendor().resource();
                 limits.insert(resource.into(), Quantity(n.to_string()));
             }
         }

@@ -17,7 +17,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use super::{Ctx, GRACE_S, HF_CACHE, LWS, Object};
 use crate::kubernetes::lws::{LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate, WORKER_INDEX_LABEL};
 use crate::launch::{self, Ports, Role, Spec, Weights};
-use crate::render::names;
+use crate::names;
 
 /// Failures in a row, 30 s apart, before a LeaderWorkerSet leader is
 /// restarted (and with it every pod of the group): 6, three minutes.
@@ -258,7 +258,7 @@ impl Ctx<'_, '_> {
     /// level `privileged` (docs/kubernetes.md).
     fn security_context(&self, rdma: bool) -> Option<SecurityContext> {
         let j = self.job;
-        let amd = j.vendor() == crate::inventory::Vendor::Amd && j.profile.gpus_per_node > 1;
+        let amd = j.vendor() == crate::vendor::Vendor::Amd && j.profile.gpus_per_node > 1;
         let mut add: Vec<String> = Vec::new();
         if rdma {
             add.push("IPC_LOCK".into());

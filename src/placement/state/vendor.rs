@@ -3,7 +3,7 @@
 
 use super::Fleet;
 use crate::catalog::Profile;
-use crate::inventory::Vendor;
+use crate::vendor::Vendor;
 
 impl Fleet<'_> {
     /// The GPU taint a replica of `p` tolerates without saying so: its

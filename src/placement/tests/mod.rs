@@ -9,7 +9,7 @@ use super::{Decision, Mode, Options, plan};
 use crate::catalog::Catalog;
 use crate::diag::source;
 use crate::inventory::Inventory;
-use crate::report::Names;
+use crate::wording::Names;
 
 mod brute;
 mod generate;
@@ -184,10 +184,10 @@ fn whole_nodes_hold(cat: &Catalog, inv: &Inventory, p: &super::Plan) -> Result<(
     }
     for (node, (cpus, mem)) in given {
         let n = &inv.nodes[node as usize];
-        let held_cpus: u64 = n.allocations.iter().filter_map(|a| a.cpus).map(super::millis).sum();
+        let held_cpus: u64 = n.allocations.iter().filter_map(|a| a.cpus).map(crate::units::millis).sum();
         let held_mem: u64 = n.allocations.iter().filter_map(|a| a.memory_mb).sum();
         if let Some(total) = n.cpus {
-            let free = super::millis(total).saturating_sub(held_cpus);
+            let free = crate::units::millis(total).saturating_sub(held_cpus);
             prop_assert!(cpus <= free, "{} given {} mCPUs with {} free", n.id, cpus, free);
         }
         let total = n.memory_allocatable_mb.unwrap_or(n.memory_total_mb);

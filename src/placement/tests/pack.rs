@@ -54,7 +54,7 @@ fn maximal(cat: &Catalog, inv: &Inventory, pack: Pack) -> Result<(), TestCaseErr
 
 fn json(cat: &Catalog, inv: &Inventory, p: &Plan) -> String {
     let fleet = crate::placement::Fleet::new(inv);
-    let names = crate::report::Names::new(cat, &fleet);
+    let names = crate::wording::Names::new(cat, &fleet);
     let mut out = Vec::new();
     crate::report::place::json(&mut out, &names, p, crate::report::place::Rejections::Full, None).unwrap();
     String::from_utf8(out).unwrap()

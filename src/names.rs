@@ -105,6 +105,14 @@ pub fn unique(items: &[Want]) -> Vec<String> {
     names
 }
 
+/// A DNS-1123 label: at most 63 lower-case letters, digits and `-`,
+/// beginning and ending with a letter or digit.
+pub fn dns_label(s: &str) -> bool {
+    let alnum = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let b = s.as_bytes();
+    !b.is_empty() && b.len() <= 63 && alnum(b[0]) && alnum(b[b.len() - 1]) && b.iter().all(|&c| alnum(c) || c == b'-')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
