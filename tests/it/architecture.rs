@@ -1,5 +1,6 @@
-//! The shape of the source tree: no import cycle between modules, no file
-//! over 600 lines, every command's entry point under `src/commands/`.
+//! The shape of the source tree: no import cycle between modules, no
+//! import that runs back up a floor, no file over 450 lines, every
+//! command's entry point under `src/commands/`.
 //!
 //! A module may use its ancestors (a child reading its parent's types is
 //! how Rust modules share); any other use is an edge, and the edges must
@@ -108,14 +109,28 @@ fn referenced(module: &str, code: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// The program's code of a file: without a trailing `#[cfg(test)]` module,
+/// and nothing of a file in a `tests` folder.
+fn program_code(path: &Path, text: &str) -> String {
+    if path.components().any(|c| c.as_os_str() == "tests") {
+        return String::new();
+    }
+    let text = text.find("#[cfg(test)]\nmod tests").map_or(text, |i| &text[..i]);
+    code(text)
+}
+
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    graph_of(|_, text| code(text))
+}
+
+fn graph_of(read: impl Fn(&Path, &str) -> String) -> BTreeMap<String, BTreeSet<String>> {
     let mut all = Vec::new();
     files(&src(), &mut all);
     let modules: BTreeSet<String> = all.iter().map(|p| module_of(p)).collect();
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for f in &all {
         let m = module_of(f);
-        let text = code(&std::fs::read_to_string(f).unwrap());
+        let text = read(f, &std::fs::read_to_string(f).unwrap());
         let entry = edges.entry(m.clone()).or_default();
         for path in referenced(&m, &text) {
             // The deepest module the path names.
@@ -191,6 +206,105 @@ fn the_cycle_finder_finds_a_cycle() {
     assert_eq!(cycles(&e), vec![vec!["a".to_string(), "b".to_string()]]);
     let refs = referenced("x::y", "use crate::{a::b, c};\nuse super::z::Q;\ncrate::d::e();");
     assert_eq!(refs, vec![vec!["a", "b"], vec!["c"], vec!["d", "e"], vec!["x", "z", "Q"]]);
+}
+
+/// The floors of the house, from the ground up. A top-level module (a file
+/// `src/NAME.rs` or a folder `src/NAME/`) may use only modules on floors
+/// below its own: small shared types stand low, the placement core in the
+/// middle, the writers above it, the commands on top. A new module gets a
+/// floor here, or this test fails. Tests inside `src/` may reach higher
+/// (the placement invariants are checked through the JSON `place` writes).
+const FLOORS: &[&[&str]] = &[
+    // The ground: no import of the crate's own.
+    &["doc", "term", "process", "timings", "shape", "units", "names", "vendor"],
+    &["taints", "source"],
+    &["diag"],
+    // How a command ends, and reading input.
+    &["exit", "input", "decode", "kinds", "import"],
+    // What the fleet and the catalog are made of.
+    &["engines", "identity"],
+    &["engine_check", "inventory"],
+    &["images"],
+    &["catalog"],
+    &["launch", "load"],
+    // Deciding.
+    &["synth", "placement", "discovery"],
+    &["plan", "wording"],
+    &["usage", "fit", "diff", "capacity"],
+    // Saying and writing.
+    &["report"],
+    &["output"],
+    &["render"],
+    &["kubernetes", "map"],
+    &["slurm"],
+    // The commands.
+    &["cli"],
+    &["commands"],
+    &["lib"],
+];
+
+/// A module's room: its top-level module; the crate root is `lib`.
+fn room(module: &str) -> &str {
+    match module.split("::").next() {
+        Some("") | None => "lib",
+        Some(top) => top,
+    }
+}
+
+/// Each import from a room to one on its own floor or higher, as
+/// `from -> to (floor a -> floor b)`; and each room on no floor.
+fn back_up(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let floor = |r: &str| FLOORS.iter().position(|f| f.contains(&r));
+    let mut out = BTreeSet::new();
+    for (from, tos) in edges {
+        for to in tos {
+            let (a, b) = (room(from), room(to));
+            if a == b {
+                continue;
+            }
+            match (floor(a), floor(b)) {
+                (Some(x), Some(y)) if y < x => {}
+                (Some(x), Some(y)) => {
+                    out.insert(format!("{from} -> {to} (floor {} -> floor {})", x + 1, y + 1));
+                }
+                (x, y) => {
+                    for (r, f) in [(a, x), (b, y)] {
+                        if f.is_none() {
+                            out.insert(format!("{r} is on no floor: give it one in FLOORS"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+#[test]
+fn no_import_runs_back_up() {
+    let edges = graph_of(program_code);
+    assert!(edges.get("report::place").is_some_and(|e| e.contains("placement")), "the scan sees imports: {edges:#?}");
+    let found = back_up(&edges);
+    assert!(found.is_empty(), "imports that run back up a floor:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_floor_check_finds_an_import_that_runs_back_up() {
+    let mut e: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    e.insert("report::place".into(), ["placement".to_string(), "units".to_string()].into());
+    e.insert("inventory".into(), ["render::out".to_string()].into());
+    e.insert("engines".into(), ["identity".to_string(), "nowhere::x".to_string()].into());
+    assert_eq!(
+        back_up(&e),
+        [
+            "engines -> identity (floor 5 -> floor 5)",
+            "inventory -> render::out (floor 6 -> floor 15)",
+            "nowhere is on no floor: give it one in FLOORS",
+        ]
+    );
+    let text = "use crate::a::B;\n#[cfg(test)]\nmod tests {\n    use crate::c::D;\n}\n";
+    assert_eq!(program_code(Path::new("src/x.rs"), text).trim(), "use crate::a::B;");
+    assert_eq!(program_code(Path::new("src/placement/tests/mod.rs"), text), "");
 }
 
 #[test]
