@@ -39,6 +39,7 @@ pub mod process;
 pub mod render;
 pub mod report;
 pub mod shape;
+pub mod share;
 pub mod slurm;
 pub mod source;
 pub mod synth;

@@ -48,30 +48,37 @@ pub struct Entry {
 /// One node of a replica, in rank order. Two are equal when they name the
 /// same node, GPUs and MIG devices, and ask for the same CPUs and memory
 /// where both say (adapters and places in a file aside).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct At {
     pub node: String,
-    pub gpus: Vec<u32>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub mig_devices: Vec<u32>,
-    /// What the replica asks of the node (render writes exactly this):
-    /// CPUs in millicores, memory in MiB; `None` where the plan does not say.
-    #[serde(rename = "cpus", skip_serializing_if = "Option::is_none", serialize_with = "as_cpus")]
-    pub cpus_millis: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory_mb: Option<u64>,
+    /// What the replica asks of the node (render writes exactly this);
+    /// CPUs and memory are `None` where the plan does not say.
+    pub share: crate::share::Share,
     /// The adapters NCCL is told of on this node; `None` where the plan
     /// does not say (a replica that already runs).
-    #[serde(skip)]
     pub hcas: Option<Vec<String>>,
-    #[serde(skip)]
     pub span: Span,
 }
 
-fn as_cpus<S: serde::Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(m) => Serialize::serialize(&crate::units::Cpus(*m), s),
-        None => s.serialize_none(),
+/// A node of a plan reads as its share: `at.gpus`, `at.cpus_millis`.
+impl std::ops::Deref for At {
+    type Target = crate::share::Share;
+    fn deref(&self) -> &crate::share::Share {
+        &self.share
+    }
+}
+
+impl At {
+    /// This node as the plan writes it (without rank or adapters).
+    pub fn json(&self) -> crate::share::ShareJson<'_> {
+        crate::share::ShareJson::of(&self.node, &self.gpus, &self.mig_devices, self.cpus_millis, self.memory_mb)
+    }
+}
+
+/// `diff` writes a node as the plan does.
+impl Serialize for At {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.json().serialize(s)
     }
 }
 
@@ -248,15 +255,13 @@ fn at(dec: &mut Decoder, n: &Node<'_>) -> Option<At> {
     });
     let memory_mb = t.optional(dec, "memory_mb", |dec, n| dec.uint(n, "memory_mb", i64::MAX as u64));
     let indices = |v: Vec<(u64, Span)>| v.into_iter().map(|(i, _)| i as u32).collect::<Vec<u32>>();
-    Some(At {
-        node: node?,
+    let share = crate::share::Share {
         gpus: indices(gpus.ok()?.unwrap_or_default()),
         mig_devices: indices(migs.ok()?.unwrap_or_default()),
         cpus_millis: cpus.ok()?,
         memory_mb: memory_mb.ok()?,
-        hcas: hcas.ok()?,
-        span: n.span,
-    })
+    };
+    Some(At { node: node?, share, hcas: hcas.ok()?, span: n.span })
 }
 
 fn unplaced_run(dec: &mut Decoder, n: &Node<'_>) -> Option<Unplaced> {

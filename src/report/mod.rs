@@ -18,7 +18,8 @@ use comfy_table::{ContentArrangement, Table};
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 
 use crate::placement::{Placement, Pool, Rejection};
-use crate::units::{Cpus, cpus_text};
+use crate::share::ShareJson;
+use crate::units::cpus_text;
 use crate::wording::Names;
 
 /// A JSON array written straight from an iterator, so a plan with ten
@@ -70,23 +71,7 @@ pub struct PlacementJson<'a> {
     pub engine: &'a str,
     pub pool: String,
     pub fabric: Option<&'a str>,
-    pub nodes: Vec<AssignJson<'a>>,
-}
-
-#[derive(serde::Serialize)]
-pub struct AssignJson<'a> {
-    pub node: &'a str,
-    pub rank: u32,
-    pub gpus: &'a [u32],
-    /// Only on a MIG placement: the MIG device of the one GPU.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mig_devices: Option<&'a [u32]>,
-    pub hcas: &'a [String],
-    /// What the replica asks of the node, where the node reports it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cpus: Option<Cpus>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory_mb: Option<u64>,
+    pub nodes: Vec<ShareJson<'a>>,
 }
 
 #[derive(serde::Serialize)]
@@ -111,14 +96,10 @@ impl<'a> Names<'a> {
                 .nodes
                 .iter()
                 .enumerate()
-                .map(|(rank, a)| AssignJson {
-                    node: self.node(a.node),
-                    rank: rank as u32,
-                    gpus: &a.gpus,
-                    mig_devices: (!a.mig_devices.is_empty()).then_some(a.mig_devices.as_slice()),
-                    hcas: self.hcas(p, a.node),
-                    cpus: a.cpus_millis.map(Cpus),
-                    memory_mb: a.memory_mb,
+                .map(|(rank, a)| ShareJson {
+                    rank: Some(rank as u32),
+                    hcas: Some(self.hcas(p, a.node)),
+                    ..ShareJson::of(self.node(a.node), &a.gpus, &a.mig_devices, a.cpus_millis, a.memory_mb)
                 })
                 .collect(),
         }
