@@ -109,7 +109,7 @@ pub struct Node {
     pub memory_allocatable_mb: Option<u64>,
     /// Logical CPUs that workloads may use, perhaps fractional (`95.5`);
     /// `None`: not reported.
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "cpu_count")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::units::cpu_count")]
     pub cpus: Option<f64>,
     /// Engine -> version ("" when only its presence is known). Absent or
     /// empty, on a node not discovered by llmgw, means the node does not
@@ -188,7 +188,7 @@ pub struct Allocation {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mig_devices: Vec<u32>,
     /// The CPUs it holds (a pod's requests, a Slurm job's CPUs), when known.
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "cpu_count")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::units::cpu_count")]
     pub cpus: Option<f64>,
     /// The memory it holds, MiB, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -227,16 +227,6 @@ impl Allocation {
             pending: false,
             job: None,
         }
-    }
-}
-
-/// A CPU count as a whole number when it is one (`16`, not `16.0`), so a
-/// file written reads as it would be typed.
-fn cpu_count<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(c) if c.fract() == 0.0 && *c >= 0.0 && *c <= f64::from(u32::MAX) => s.serialize_u64(*c as u64),
-        Some(c) => s.serialize_f64(*c),
-        None => s.serialize_none(),
     }
 }
 

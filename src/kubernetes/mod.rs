@@ -146,7 +146,7 @@ fn sizes(
             quantity::parse(&q.0)
                 .filter(|c| (0.0..=crate::inventory::MAX_CPUS).contains(c))
                 // Millicores are the finest unit Kubernetes counts.
-                .map(|c| (c * 1000.0).floor() / 1000.0)
+                .map(crate::units::round_cpus)
                 .ok_or_else(|| {
                     vec![file.error(
                         Code::OutOfRange,

@@ -143,7 +143,7 @@ pub fn pod_name(pod: &Pod) -> String {
 fn cpus_of(q: Option<&Quantity>) -> Result<f64, String> {
     let Some(q) = q else { return Ok(0.0) };
     match quantity::parse(&q.0) {
-        Some(n) if (0.0..=CPU_CAP).contains(&n) => Ok(n),
+        Some(n) if (0.0..=CPU_CAP).contains(&n) => Ok(crate::units::round_cpus(n)),
         _ => Err(q.0.clone()),
     }
 }
@@ -152,7 +152,7 @@ fn cpus_of(q: Option<&Quantity>) -> Result<f64, String> {
 fn mib_of(q: Option<&Quantity>) -> Result<u64, String> {
     let Some(q) = q else { return Ok(0) };
     match quantity::parse(&q.0) {
-        Some(n) if (0.0..=BYTES_CAP).contains(&n) => Ok((n / 1_048_576.0).ceil() as u64),
+        Some(n) if (0.0..=BYTES_CAP).contains(&n) => crate::units::mib_up_of_bytes(n).ok_or_else(|| q.0.clone()),
         _ => Err(q.0.clone()),
     }
 }

@@ -235,9 +235,10 @@ type Found = (Option<String>, Vec<(u64, String)>, Option<u32>, Gpu);
 /// memory would skip the memory fit).
 fn memory(file: &File<'_>, node: &str, p: &Placed) -> Result<Option<u64>, Diag> {
     let Some(text) = p.device.memory_text() else { return Ok(None) };
-    match super::quantity::parse(text) {
-        Some(b) if b >= 0.0 && b < 8.0 * 1024f64.powi(6) => Ok(Some((b / (1024.0 * 1024.0)).floor() as u64)),
-        _ => {
+    let mib = super::quantity::parse(text).filter(|&b| b < 8.0 * 1024f64.powi(6)).and_then(crate::units::mib_of_bytes);
+    match mib {
+        Some(mib) => Ok(Some(mib)),
+        None => {
             let mut path = device_path(p.item, p.at);
             path.extend([Step::Key("capacity"), Step::Key("memory")]);
             Err(file.error(
