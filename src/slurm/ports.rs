@@ -18,8 +18,6 @@ const MAX_SCRIPT: u64 = 1 << 20;
 /// The line a script records its ports on.
 pub const PORTS_LINE: &str = "# llmgw ports:";
 
-use crate::launch::TGI_MASTER_PORT;
-
 /// Ports given out per node: a replica takes, on all of its nodes, the
 /// first port from its wanted one up that none of them uses.
 #[derive(Default)]
@@ -68,7 +66,7 @@ impl<'a> PortBook<'a> {
         for port in [p.http, p.ray, p.ray_client, p.master] {
             self.book(nodes, port);
         }
-        for port in p.dist..p.dist.saturating_add(crate::launch::DIST_BLOCK) {
+        for port in p.dist..p.dist.saturating_add(crate::engines::DIST_BLOCK) {
             self.book(nodes, port);
         }
     }
@@ -131,13 +129,7 @@ fn unescape(s: &str) -> Option<String> {
 
 fn ports(text: &str) -> Option<Ports> {
     let line = text.lines().find_map(|l| l.strip_prefix(PORTS_LINE))?;
-    let mut p = Ports {
-        http: 0,
-        ray: crate::launch::RAY_PORT,
-        ray_client: crate::launch::RAY_CLIENT_PORT,
-        dist: crate::launch::DIST_PORT,
-        master: TGI_MASTER_PORT,
-    };
+    let mut p = Ports::unrecorded(0);
     for (k, v) in line.split_whitespace().filter_map(|kv| kv.split_once('=')) {
         let v: u16 = v.parse().ok()?;
         match k {

@@ -201,7 +201,7 @@ pub fn render<'a>(
 /// TensorRT-LLM on more than one GPU (`srun --mpi=pmix` with
 /// `trtllm-llmapi-launch`, as its Slurm examples run it).
 fn mpi_launch(j: &Job<'_>) -> bool {
-    j.profile.engine.name == "trtllm" && j.profile.gpus_per_node > 1
+    j.profile.engine.mpi_ranks && j.profile.gpus_per_node > 1
 }
 
 /// The replica's URL at its leader node. The node id is the URL's host:
@@ -245,7 +245,7 @@ fn take_ports<'a>(book: &mut PortBook<'a>, nodes: &[&'a str], j: &Job<'_>) -> Re
         ports.ray = book.take(nodes, wanted.ray).ok_or_else(none_left)?;
     }
     if launch::needs_dist(j.profile, j.nodes.len()) {
-        ports.dist = book.take_block(nodes, wanted.dist, launch::DIST_BLOCK).ok_or_else(none_left)?;
+        ports.dist = book.take_block(nodes, wanted.dist, crate::engines::DIST_BLOCK).ok_or_else(none_left)?;
     }
     if launch::needs_master(j.profile, j.nodes.len(), j.ray) {
         ports.master = book.take(nodes, wanted.master).ok_or_else(none_left)?;
@@ -430,8 +430,8 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
             Some(mut argv) => {
                 // The llama.cpp image's server is its entrypoint, at
                 // /app/llama-server, not on PATH.
-                if in_llama_image && argv[0] == "llama-server" {
-                    argv[0] = "/app/llama-server".to_string();
+                if let Some(server) = p.engine.image_entrypoint.filter(|_| in_llama_image) {
+                    argv[0] = server.to_string();
                 }
                 // Rank 0 serves; the other ranks become its MPI workers.
                 if tasks > 1 {
@@ -468,10 +468,8 @@ fn pyxis(t: &mut String, srun: &mut String, j: &Job<'_>, s: &Settings, image: &s
     let dir = s.cache_dir.as_deref().map_or_else(|| "~/.cache/huggingface".to_string(), quote);
     let _ = writeln!(t, "export HF_HOME={dir}");
     t.push_str("export VLLM_CACHE_ROOT=\"$HF_HOME/vllm\" XDG_CACHE_HOME=\"$HF_HOME/xdg\"\n");
-    match p.engine.name {
-        "llama.cpp" => t.push_str("export LLAMA_CACHE=\"$HF_HOME\"\n"),
-        "ollama" => t.push_str("export OLLAMA_MODELS=\"$HF_HOME/ollama\"\n"),
-        _ => {}
+    if let Some(c) = &p.engine.cache_env {
+        let _ = writeln!(t, "export {}=\"{}\"", c.var, c.slurm);
     }
     t.push_str("mkdir -p \"$HF_HOME\" \"$VLLM_CACHE_ROOT\" \"$XDG_CACHE_HOME\"\n");
     srun.push_str(" --container-mounts=\"$HF_HOME:$HF_HOME\"");
