@@ -94,37 +94,12 @@ pub fn previous(dir: &Path) -> HashMap<(String, u32), Ports> {
     out
 }
 
-/// (model, replica) from a script's `#SBATCH --comment=` line.
+/// (model, replica) from a script's `#SBATCH --comment=` line, as the
+/// import of jobs reads a comment (`identity::parse_slurm_comment`).
 fn identity(text: &str) -> Option<(String, u32)> {
     let comment = text.lines().find_map(|l| l.strip_prefix("#SBATCH --comment="))?;
-    let mut model = None;
-    let mut replica = None;
-    for part in comment.split(',') {
-        match part.split_once('=') {
-            Some(("llmgw.io/model", v)) => model = Some(unescape(v)?),
-            Some(("llmgw.io/replica", v)) => replica = v.parse().ok(),
-            _ => {}
-        }
-    }
-    Some((model?, replica?))
-}
-
-/// The %XX escapes render writes undone.
-fn unescape(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    let id = crate::identity::parse_slurm_comment(comment)?.ok()?;
+    Some((id.model, id.replica))
 }
 
 fn ports(text: &str) -> Option<Ports> {

@@ -58,27 +58,6 @@ pub fn job_names(entries: &[&Entry]) -> Vec<String> {
     names::unique(&wants)
 }
 
-/// The comment that says which replica a job is: authoritative where the
-/// job name was cut. Names are written as they are where they hold only
-/// plain characters; any other byte is %XX-escaped, so a name with a
-/// comma, a space or a quote cannot break the `#SBATCH` line or the
-/// key=value list.
-pub fn comment(model: &str, replica: u32, profile: &str) -> String {
-    format!("llmgw.io/model={},llmgw.io/replica={replica},llmgw.io/profile={}", escape(model), escape(profile))
-}
-
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'/' | b':' | b'@' | b'+') {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
-}
-
 /// The order Slurm gives a job's nodes (and so `SLURM_NODEID` 0, the
 /// leader): by name, numbers compared as numbers (gpu9 before gpu10).
 fn slurm_order(a: &str, b: &str) -> std::cmp::Ordering {
@@ -360,7 +339,7 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
     let mut t = String::from("#!/bin/bash\n");
     let _ = writeln!(t, "{HEADER} slurm; the next render into this folder replaces or removes it.");
     let _ = writeln!(t, "#SBATCH --job-name={name}");
-    let _ = writeln!(t, "#SBATCH --comment={}", comment(&e.model, e.replica, &p.name));
+    let _ = writeln!(t, "#SBATCH --comment={}", crate::identity::slurm_comment(&e.model, e.replica, &p.name));
     let _ = writeln!(t, "#SBATCH --nodes={nodes}");
     let mut nodelist: Vec<&str> = j.nodes.iter().map(|n| n.id.as_str()).collect();
     nodelist.sort_by(|a, b| slurm_order(a, b));
@@ -546,18 +525,6 @@ pub fn stop_lines(old: &Plan, stopped: &std::collections::HashSet<*const Entry>,
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn comments_escape_what_would_break_them() {
-        assert_eq!(
-            comment("llama-3.1-70b", 2, "h100-tp4"),
-            "llmgw.io/model=llama-3.1-70b,llmgw.io/replica=2,llmgw.io/profile=h100-tp4"
-        );
-        assert_eq!(
-            comment("a b,c=d", 0, "p'1"),
-            "llmgw.io/model=a%20b%2Cc%3Dd,llmgw.io/replica=0,llmgw.io/profile=p%271"
-        );
-    }
 
     #[test]
     fn pyxis_images_name_their_registry_with_a_hash() {

@@ -15,6 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::{Ctx, GRACE_S, HF_CACHE, LWS, Object};
+use crate::identity as keys;
 use crate::kubernetes::lws::{LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate, WORKER_INDEX_LABEL};
 use crate::launch::{self, Ports, Role, Spec, Weights};
 use crate::names;
@@ -56,14 +57,14 @@ impl Ctx<'_, '_> {
 
     pub(super) fn object(&self) -> Object {
         let e = self.entry();
-        let serves = [("llmgw.io/serves", "true")];
+        let serves = [(keys::SERVES, "true")];
         if e.nodes.len() <= 1 {
             let template = PodTemplateSpec {
                 metadata: Some(ObjectMeta { namespace: None, ..self.meta(None, &serves) }),
                 spec: Some(self.pod(Role::Single, &[&e.nodes[0].node])),
             };
             let selector: BTreeMap<String, String> =
-                self.labels().into_iter().filter(|(k, _)| k == "llmgw.io/model" || k == "llmgw.io/replica").collect();
+                self.labels().into_iter().filter(|(k, _)| k == keys::MODEL || k == keys::REPLICA).collect();
             return Object::Deployment(Box::new(Deployment {
                 metadata: self.meta(Some(self.name.clone()), &[]),
                 spec: Some(DeploymentSpec {
