@@ -11,7 +11,7 @@
 //! head once fails whenever it starts first.
 
 use crate::catalog::Profile;
-use crate::engines::Engine;
+use crate::engines::{DIST_PORT, Kind, Master, RAY_CLIENT_PORT, RAY_PORT, TORCH_MASTER_PORT};
 
 /// Where the weights come from: the node's own copy, or the hub.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,55 +48,51 @@ pub struct Ports {
     pub master: u16,
 }
 
-/// The defaults when nothing else on the node uses them.
-pub const RAY_PORT: u16 = 6379;
-pub const RAY_CLIENT_PORT: u16 = 10001;
-pub const DIST_PORT: u16 = 20000;
-pub const TGI_MASTER_PORT: u16 = 29500;
-pub const VLLM_MASTER_PORT: u16 = 29501;
-
-/// The first vLLM release whose `vllm serve` runs across nodes on its own
-/// multiprocessing backend (`--nnodes --node-rank --master-addr
-/// --master-port`, `--headless` on the other nodes): docs/serving.md cites it.
-pub const VLLM_MP_FROM: (u32, u32, u32) = (0, 11, 1);
-
 impl Ports {
-    /// The profile's port, else the engine's, and the default start-up ports.
+    /// The profile's port, else the engine's, and the default start-up
+    /// ports (the engine table's: defaults when nothing else on the node
+    /// uses them).
     pub fn defaults(p: &Profile) -> Ports {
         Ports {
             http: p.serving.port.unwrap_or(p.engine.default_port),
-            ray: RAY_PORT,
-            ray_client: RAY_CLIENT_PORT,
-            dist: DIST_PORT,
-            master: if p.engine.name == "vllm" { VLLM_MASTER_PORT } else { TGI_MASTER_PORT },
+            master: p.engine.master_port,
+            ..Ports::unrecorded(0)
         }
+    }
+
+    /// A replica's ports where only its HTTP port is known (a recorded
+    /// `# llmgw ports:` line that names no other): the default start-up
+    /// ports, and torch.distributed's master port.
+    pub fn unrecorded(http: u16) -> Ports {
+        Ports { http, ray: RAY_PORT, ray_client: RAY_CLIENT_PORT, dist: DIST_PORT, master: TORCH_MASTER_PORT }
     }
 }
 
 /// Which ports a replica's start-up needs besides its HTTP port.
 pub fn needs_master(p: &Profile, nodes: usize, ray: bool) -> bool {
-    (p.engine.name == "tgi" && p.gpus_per_node > 1) || (p.engine.name == "vllm" && nodes > 1 && !ray)
+    match p.engine.master {
+        Master::Shards => p.gpus_per_node > 1,
+        Master::AcrossNodes => nodes > 1 && !ray,
+        Master::None => false,
+    }
 }
 
 pub fn needs_ray(p: &Profile, nodes: usize, ray: bool) -> bool {
-    nodes > 1 && p.engine.name == "vllm" && ray
+    nodes > 1 && p.engine.ray_before.is_some() && ray
 }
-
-/// SGLang's scheduler and detokenizer take the ports after its
-/// `--dist-init-addr` one: a replica books this many from there.
-pub const DIST_BLOCK: u16 = 8;
 
 /// Whether a multi-node vLLM replica starts over Ray: the profile says
 /// `launcher = "ray"`, or the vLLM that runs is older than the first
-/// release with the multiprocessing backend across nodes. Which vLLM
+/// release with the multiprocessing backend across nodes (the engine
+/// table's `ray_before`; only vLLM starts over Ray). Which vLLM
 /// runs: in a container (`image`: Kubernetes, Slurm with `--container`)
 /// the image's, by its tag, whatever the nodes have installed; in a bare
 /// Slurm job the one every node reports in `engines`, else the profile
 /// image's tag. Unknown: a current vLLM (the default image's).
 pub fn vllm_over_ray(p: &Profile, nodes: &[&crate::inventory::Node], image: Option<&str>) -> bool {
-    if p.engine.name != "vllm" || nodes.len() < 2 {
+    let Some(native_from) = p.engine.ray_before.filter(|_| nodes.len() >= 2) else {
         return false;
-    }
+    };
     if p.serving.launcher.as_deref() == Some("ray") {
         return true;
     }
@@ -106,7 +102,7 @@ pub fn vllm_over_ray(p: &Profile, nodes: &[&crate::inventory::Node], image: Opti
         None => {
             let reported: Vec<Option<(u32, u32, u32)>> = nodes
                 .iter()
-                .map(|n| n.engines.as_ref().and_then(|e| e.get("vllm")).and_then(|v| crate::images::version(v)))
+                .map(|n| n.engines.as_ref().and_then(|e| e.get(p.engine.name)).and_then(|v| crate::images::version(v)))
                 .collect();
             if reported.iter().all(Option::is_some) {
                 reported.into_iter().flatten().min()
@@ -115,11 +111,11 @@ pub fn vllm_over_ray(p: &Profile, nodes: &[&crate::inventory::Node], image: Opti
             }
         }
     };
-    version.is_some_and(|v| v < VLLM_MP_FROM)
+    version.is_some_and(|v| v < native_from)
 }
 
 pub fn needs_dist(p: &Profile, nodes: usize) -> bool {
-    nodes > 1 && p.engine.name == "sglang"
+    nodes > 1 && p.engine.dist_init
 }
 
 /// One node's part of a replica.
@@ -163,13 +159,6 @@ pub fn startup_timeout_s(p: &Profile, weight_bytes: Option<f64>) -> u32 {
     p.serving.startup_timeout_s.unwrap_or(if weight_bytes.is_some_and(|w| w > 200e9) { 3600 } else { 1800 })
 }
 
-/// Seconds an HTTP probe waits for an answer: 30 for SGLang, whose
-/// `/health` runs a one-token generation (and waits for it) before it
-/// answers; 5 for the others, whose health answers at once.
-pub fn probe_timeout_s(engine: &Engine) -> i32 {
-    if engine.name == "sglang" { 30 } else { 5 }
-}
-
 /// `NCCL_IB_HCA` naming exactly these adapters: NCCL reads the list as
 /// prefixes (`mlx5_1` also selects `mlx5_10` to `mlx5_17`) unless it
 /// starts with `=` (NCCL's environment variables, "NCCL_IB_HCA").
@@ -177,15 +166,9 @@ pub fn nccl_ib_hca(hcas: &[String]) -> String {
     format!("={}", hcas.join(","))
 }
 
-/// The HTTP path a server answers when it can take requests. Ollama has
-/// no /health: its root answers once the server is up.
-pub fn health_path(engine: &Engine) -> &'static str {
-    if engine.name == "ollama" { "/" } else { "/health" }
-}
-
 impl Spec<'_> {
-    fn engine(&self) -> &'static str {
-        self.profile.engine.name
+    fn engine(&self) -> Kind {
+        self.profile.engine.kind
     }
 
     fn tp(&self) -> u32 {
@@ -200,16 +183,16 @@ impl Spec<'_> {
         let (port, tp) = (self.ports.http.to_string(), self.tp().to_string());
         let src = self.weights.as_str().to_string();
         let mut v: Vec<String> = match self.engine() {
-            "vllm" => vec![w("vllm"), w("serve"), src, w("--host"), w("0.0.0.0"), w("--port"), port]
+            Kind::Vllm => vec![w("vllm"), w("serve"), src, w("--host"), w("0.0.0.0"), w("--port"), port]
                 .into_iter()
                 .chain([w("--tensor-parallel-size"), tp, w("--served-model-name"), w(self.served_name)])
                 .collect(),
-            "sglang" => vec![w("python3"), w("-m"), w("sglang.launch_server"), w("--model-path"), src]
+            Kind::Sglang => vec![w("python3"), w("-m"), w("sglang.launch_server"), w("--model-path"), src]
                 .into_iter()
                 .chain([w("--host"), w("0.0.0.0"), w("--port"), port, w("--tp"), tp])
                 .chain([w("--served-model-name"), w(self.served_name)])
                 .collect(),
-            "tgi" => {
+            Kind::Tgi => {
                 let mut v: Vec<String> =
                     vec![w("text-generation-launcher"), w("--model-id"), src, w("--hostname"), w("0.0.0.0")]
                         .into_iter()
@@ -217,13 +200,13 @@ impl Spec<'_> {
                         .collect();
                 // A second sharded launcher on the node: its own rendezvous
                 // port and shard sockets, else it fails on the first one's.
-                if self.ports.master != TGI_MASTER_PORT {
+                if self.ports.master != self.profile.engine.master_port {
                     let m = self.ports.master.to_string();
                     v.extend([w("--master-port"), m.clone(), w("--shard-uds-path"), format!("/tmp/llmgw-tgi-{m}")]);
                 }
                 v
             }
-            "llama.cpp" => {
+            Kind::LlamaCpp => {
                 let mut v = vec![w("llama-server")];
                 v.extend(gguf_args(self.weights));
                 v.extend([w("--host"), w("0.0.0.0"), w("--port"), port]);
@@ -232,13 +215,15 @@ impl Spec<'_> {
                 }
                 v
             }
-            "trtllm" => vec![w("trtllm-serve"), src, w("--host"), w("0.0.0.0"), w("--port"), port, w("--tp_size"), tp],
-            _ => return None,
+            Kind::Trtllm => {
+                vec![w("trtllm-serve"), src, w("--host"), w("0.0.0.0"), w("--port"), port, w("--tp_size"), tp]
+            }
+            Kind::Ollama => return None,
         };
         // What the memory fit checked, for a model with a shape
         // (docs/catalog.md, "Memory fit"); the profile's args still last.
         if let Some(sizing) = &self.profile.memory.sizing {
-            v.extend(sizing.engine_args(self.engine()));
+            v.extend(sizing.engine_args(self.profile.engine.sizing));
         }
         v.extend(self.profile.serving.args.iter().cloned());
         Some(v)
@@ -254,11 +239,11 @@ impl Spec<'_> {
     /// The node's start-up as a POSIX shell script, for one role.
     pub fn script(&self, role: Role, p: &Platform) -> String {
         match (self.engine(), role) {
-            ("vllm", Role::Leader) if self.ray => self.ray_leader(p),
-            ("vllm", Role::Worker) if self.ray => self.ray_worker(p),
-            ("vllm", Role::Leader | Role::Worker) => self.vllm_rank(role, p),
-            ("sglang", Role::Leader | Role::Worker) => self.sglang_rank(p),
-            ("ollama", _) => self.ollama(),
+            (Kind::Vllm, Role::Leader) if self.ray => self.ray_leader(p),
+            (Kind::Vllm, Role::Worker) if self.ray => self.ray_worker(p),
+            (Kind::Vllm, Role::Leader | Role::Worker) => self.vllm_rank(role, p),
+            (Kind::Sglang, Role::Leader | Role::Worker) => self.sglang_rank(p),
+            (Kind::Ollama, _) => self.ollama(),
             _ => format!("exec {}", words(&self.argv().unwrap_or_default())),
         }
     }

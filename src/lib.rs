@@ -22,6 +22,7 @@ pub mod engine_check;
 pub mod engines;
 pub mod exit;
 pub mod fit;
+pub mod identity;
 pub mod images;
 pub mod import;
 pub mod input;

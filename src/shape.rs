@@ -172,11 +172,11 @@ impl Sizing {
     /// `max_num_seqs`, and `--parallel` when the profile sets it). Ollama
     /// reads its context from the environment (`launch`); the others are
     /// told nothing.
-    pub fn engine_args(&self, engine: &str) -> Vec<String> {
+    pub fn engine_args(&self, flags: Option<SizingFlags>) -> Vec<String> {
         let mut v = Vec::new();
         let (len, util) = (self.max_model_len.to_string(), self.utilization.to_string());
-        match engine {
-            "vllm" => {
+        match flags {
+            Some(SizingFlags::Vllm) => {
                 v.extend(["--max-model-len".to_string(), len, "--gpu-memory-utilization".to_string(), util]);
                 if self.max_num_seqs_set {
                     v.extend(["--max-num-seqs".to_string(), self.max_num_seqs.to_string()]);
@@ -190,7 +190,7 @@ impl Sizing {
                     v.extend(["--kv-cache-dtype".to_string(), name.to_string()]);
                 }
             }
-            "sglang" => {
+            Some(SizingFlags::Sglang) => {
                 v.extend(["--context-length".to_string(), len, "--mem-fraction-static".to_string(), util]);
                 let name = match self.kv_cache_dtype {
                     Some("fp8" | "fp8_e4m3") => Some("fp8_e4m3"),
@@ -203,17 +203,29 @@ impl Sizing {
             }
             // llama-server's KV cache holds --ctx-size tokens in all,
             // shared by its slots; without it, the model's training context.
-            "llama.cpp" => {
+            Some(SizingFlags::LlamaCpp) => {
                 let total = u64::from(self.max_model_len) * u64::from(self.max_num_seqs.max(1));
                 v.extend(["--ctx-size".to_string(), total.to_string()]);
                 if self.max_num_seqs_set {
                     v.extend(["--parallel".to_string(), self.max_num_seqs.to_string()]);
                 }
             }
-            _ => {}
+            None => {}
         }
         v
     }
+}
+
+/// Which flags an engine takes for the cache size the fit checked (the
+/// engine table, `engines::Engine::sizing`, says which engine takes which).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizingFlags {
+    /// `--max-model-len`, `--gpu-memory-utilization` (vLLM).
+    Vllm,
+    /// `--context-length`, `--mem-fraction-static` (SGLang).
+    Sglang,
+    /// `--ctx-size` (llama.cpp's server).
+    LlamaCpp,
 }
 
 /// The KV cache types a profile may name, and their bytes.

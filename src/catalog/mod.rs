@@ -150,7 +150,7 @@ impl Profile {
     /// A llama.cpp source that is only a file name
     /// (`qwen2.5-7b-q4_k_m.gguf`): no repository to fetch it from.
     pub fn is_gguf_file_name(&self, source: &str) -> bool {
-        self.engine.name == "llama.cpp" && !source.contains('/')
+        self.engine.weights == crate::engines::WeightsForm::Gguf && !source.contains('/')
     }
 }
 

@@ -201,7 +201,7 @@ pub(super) fn ray_in_image(
     cpu_only: bool,
     serving: &super::Serving,
 ) -> bool {
-    if serving.launcher.as_deref() != Some("ray") || nodes <= 1 || engine.name != "vllm" {
+    if serving.launcher.as_deref() != Some("ray") || nodes <= 1 || engine.ray_before.is_none() {
         return true;
     }
     let image = serving.image.as_deref().unwrap_or_else(|| crate::images::default_image(engine.name, !cpu_only));

@@ -22,6 +22,7 @@ use super::pods::Replicas;
 use super::podspec::{Strings, plain};
 use super::slices::{DRIVER, Published};
 use crate::diag::{Code, Diag, Source};
+use crate::identity as keys;
 use crate::import::Problems;
 use crate::inventory::{Allocation, Node};
 
@@ -194,8 +195,8 @@ pub fn hold(
 /// template render writes), exact model from the annotation.
 fn said(labels: Option<&Strings>, annotations: Option<&Strings>) -> Option<(String, u32)> {
     let (labels, annotations) = (plain(labels), plain(annotations));
-    let model = annotations.get("llmgw.io/model").or_else(|| labels.get("llmgw.io/model"))?.clone();
-    let replica = labels.get("llmgw.io/replica")?.parse().ok()?;
+    let model = annotations.get(keys::MODEL).or_else(|| labels.get(keys::MODEL))?.clone();
+    let replica = labels.get(keys::REPLICA)?.parse().ok()?;
     Some((model, replica))
 }
 

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::identity as keys;
 use crate::inventory::Node;
 
 /// The longest label value Kubernetes accepts.
@@ -21,15 +22,15 @@ pub fn feature_file(n: &Node) -> String {
     let mut out = String::from("# llmgw's facts about this node, for Node Feature Discovery (the llmgw.io\n");
     out.push_str("# namespace must be allowed: --extra-label-ns=llmgw.io, or NFD's denyLabelNs).\n");
     if let Some(by) = &n.discovered_by {
-        let _ = writeln!(out, "llmgw.io/discovered-by={}", safe(&by.replace(' ', "-")));
+        let _ = writeln!(out, "{}={}", keys::DISCOVERED_BY, safe(&by.replace(' ', "-")));
     }
     for (engine, version) in n.engines.iter().flatten() {
         let v = safe(version);
-        let _ = writeln!(out, "llmgw.io/engine.{}={}", safe(engine), if v.is_empty() { "present" } else { &v });
+        let _ = writeln!(out, "{}{}={}", keys::ENGINE_PREFIX, safe(engine), if v.is_empty() { "present" } else { &v });
     }
     for g in n.gpus.iter().filter(|g| !g.nvlink_peers.is_empty()) {
         let peers: Vec<String> = g.nvlink_peers.iter().map(u32::to_string).collect();
-        let _ = writeln!(out, "llmgw.io/nvlink.{}={}", g.index, peers.join("."));
+        let _ = writeln!(out, "{}{}={}", keys::NVLINK_PREFIX, g.index, peers.join("."));
     }
     // An NVLink domain is not written: GPU Feature Discovery labels it
     // (`nvidia.com/gpu.clique`), and the import reads it from there.
@@ -39,7 +40,7 @@ pub fn feature_file(n: &Node) -> String {
         // Too long for a label: its count, which the import reads as
         // "adapters not reported".
         let value = if joined.len() > MAX_VALUE { hcas.len().to_string() } else { joined };
-        let _ = writeln!(out, "llmgw.io/fabric.{}={value}", safe(&f.name));
+        let _ = writeln!(out, "{}{}={value}", keys::FABRIC_PREFIX, safe(&f.name));
     }
     out
 }

@@ -24,6 +24,7 @@ pub use file::{File, Step, yaml_to_json};
 
 use crate::diag::{Code, Diag, Source};
 use crate::doc::Span;
+use crate::identity as keys;
 use crate::import::Problems;
 use crate::inventory::{Fabric, FabricKind, Inventory, Node, State};
 
@@ -58,7 +59,7 @@ fn state(n: &KubeNode) -> State {
     let spec = n.spec.as_ref();
     if !ready {
         State::Down
-    } else if spec.and_then(|s| s.taints.as_ref()).is_some_and(|t| t.iter().any(|t| t.key == "llmgw.io/draining")) {
+    } else if spec.and_then(|s| s.taints.as_ref()).is_some_and(|t| t.iter().any(|t| t.key == keys::DRAINING)) {
         State::Draining
     } else if spec.and_then(|s| s.unschedulable).unwrap_or(false) {
         State::Cordoned
@@ -73,7 +74,7 @@ fn state(n: &KubeNode) -> State {
 fn taints(n: &KubeNode) -> Vec<String> {
     const STATES: &[&str] = &[
         "node.kubernetes.io/unschedulable",
-        "llmgw.io/draining",
+        keys::DRAINING,
         "node.kubernetes.io/not-ready",
         "node.kubernetes.io/unreachable",
     ];
@@ -201,7 +202,7 @@ fn node(
     let mut fabrics = Vec::new();
     let mut node = Node {
         id: id.clone(),
-        discovered_by: labels.get("llmgw.io/discovered-by").map(|v| discovered_by(v)),
+        discovered_by: labels.get(keys::DISCOVERED_BY).map(|v| discovered_by(v)),
         state: state(k),
         labels: labels.clone(),
         memory_total_mb,
@@ -217,15 +218,15 @@ fn node(
         origin: None,
     };
     for (key, value) in &labels {
-        if let Some(engine) = key.strip_prefix("llmgw.io/engine.") {
+        if let Some(engine) = key.strip_prefix(keys::ENGINE_PREFIX) {
             let version = if value == "present" { String::new() } else { value.clone() };
             engines.get_or_insert_default().insert(engine.to_string(), version);
-        } else if let Some(name) = key.strip_prefix("llmgw.io/fabric.") {
+        } else if let Some(name) = key.strip_prefix(keys::FABRIC_PREFIX) {
             // An adapter list too long for a label is written as its count.
             let hcas =
                 (!value.bytes().all(|b| b.is_ascii_digit())).then(|| value.split('.').map(str::to_string).collect());
             fabrics.push(Fabric { name: name.to_string(), kind: FabricKind::Infiniband, hcas });
-        } else if let Some(gpu) = key.strip_prefix("llmgw.io/nvlink.").and_then(|g| g.parse::<u32>().ok()) {
+        } else if let Some(gpu) = key.strip_prefix(keys::NVLINK_PREFIX).and_then(|g| g.parse::<u32>().ok()) {
             let peers: Vec<u32> = value.split('.').filter_map(|p| p.parse().ok()).collect();
             if let Some(g) = node.gpus.iter_mut().find(|g| g.index == gpu) {
                 g.nvlink_peers = peers;

@@ -14,6 +14,7 @@ use super::podspec::{Pod, plain};
 use super::requests::{self, Demands};
 use super::{File, Step};
 use crate::diag::{Code, Diag};
+use crate::identity as keys;
 use crate::import::Problems;
 use crate::inventory::{Allocation, Node};
 use crate::vendor::Vendor;
@@ -40,10 +41,10 @@ impl Held {
         (&self.ns, &self.name)
     }
     fn llmgw(&self) -> bool {
-        self.labels.contains_key("llmgw.io/model") || self.annotations.contains_key("llmgw.io/model")
+        self.labels.contains_key(keys::MODEL) || self.annotations.contains_key(keys::MODEL)
     }
     fn says(&self) -> bool {
-        self.annotations.contains_key("llmgw.io/gpus") || self.annotations.contains_key("llmgw.io/mig-devices")
+        self.annotations.contains_key(keys::GPUS) || self.annotations.contains_key(keys::MIG_DEVICES)
     }
     fn who(&self) -> String {
         format!("{}/{}", self.ns, self.name)
@@ -89,7 +90,7 @@ fn pinned(pod: &Pod, annotations: &BTreeMap<String, String>) -> Vec<String> {
         out.push(h.0.clone());
     }
     if out.is_empty() {
-        for key in ["llmgw.io/gpus", "llmgw.io/mig-devices"] {
+        for key in [keys::GPUS, keys::MIG_DEVICES] {
             for part in annotations.get(key).map(String::as_str).unwrap_or_default().split(';') {
                 if let Some((n, _)) = part.split_once('=') {
                     out.push(n.trim().to_string());
@@ -135,7 +136,7 @@ pub fn allocations(
         if bound.is_some() && claims_devices(&pod) {
             claiming.push((ns.clone(), name.clone()));
         }
-        let ours = labels.contains_key("llmgw.io/model") || annotations.contains_key("llmgw.io/model");
+        let ours = labels.contains_key(keys::MODEL) || annotations.contains_key(keys::MODEL);
         if bound.is_none() && !ours {
             return;
         }
@@ -346,7 +347,7 @@ fn claimed(pod: &Pod, annotations: &BTreeMap<String, String>, node: Option<&str>
             None => a.split(';').filter_map(|p| p.split_once('=')).map(|(_, l)| n(l)).max().unwrap_or(0),
         }
     };
-    match (annotations.get("llmgw.io/mig-devices"), annotations.get("llmgw.io/gpus")) {
+    match (annotations.get(keys::MIG_DEVICES), annotations.get(keys::GPUS)) {
         (Some(m), _) => (0, count(m)),
         (None, Some(g)) => (count(g), 0),
         (None, None) => (0, 0),
@@ -364,15 +365,15 @@ fn identity(
     name: &str,
 ) -> Result<(String, u32, Option<String>), Diag> {
     let model = annotations
-        .get("llmgw.io/model")
-        .or_else(|| labels.get("llmgw.io/model"))
+        .get(keys::MODEL)
+        .or_else(|| labels.get(keys::MODEL))
         .cloned()
         .unwrap_or_else(|| format!("pod:{ns}/{name}"));
-    let replica = match labels.get("llmgw.io/replica") {
+    let replica = match labels.get(keys::REPLICA) {
         None => 0,
         Some(r) => r.parse::<u32>().map_err(|_| {
             let mut p = path(file, i, &["metadata", "labels"]);
-            p.push(Step::Key("llmgw.io/replica"));
+            p.push(Step::Key(keys::REPLICA));
             file.error(
                 Code::WrongType,
                 &p,
@@ -382,7 +383,7 @@ fn identity(
             )
         })?,
     };
-    let profile = annotations.get("llmgw.io/profile").or_else(|| labels.get("llmgw.io/profile")).cloned();
+    let profile = annotations.get(keys::PROFILE).or_else(|| labels.get(keys::PROFILE)).cloned();
     Ok((model, replica, profile))
 }
 
@@ -440,26 +441,25 @@ fn hold(file: &File<'_>, h: &Held, node: &mut Node, report: &mut Report, pending
             node.allocations.iter().filter(|a| a.mig_devices.is_empty()).flat_map(|a| a.gpus.iter().copied()).collect();
         // A pending pod gets what the device plugin gives, the lowest free
         // GPUs; a DRA pod's claim is pinned to what its annotation names.
-        let named = match h.annotations.get("llmgw.io/gpus").filter(|_| !pending || h.dra.0 > 0) {
+        let named = match h.annotations.get(keys::GPUS).filter(|_| !pending || h.dra.0 > 0) {
             None => None,
-            Some(a) => part(a, &node.id).map_err(|w| annotation_error("llmgw.io/gpus", w))?,
+            Some(a) => part(a, &node.id).map_err(|w| annotation_error(keys::GPUS, w))?,
         };
         let gpus: Vec<u32> = match named {
             Some(list) => {
                 let mut out = Vec::new();
                 for g in list.split(',').map(str::trim).filter(|g| !g.is_empty()) {
-                    let g: u32 = g
-                        .parse()
-                        .map_err(|_| annotation_error("llmgw.io/gpus", format!("`{g}` is not a GPU index")))?;
+                    let g: u32 =
+                        g.parse().map_err(|_| annotation_error(keys::GPUS, format!("`{g}` is not a GPU index")))?;
                     if node.gpu_position(g).is_none() {
                         let have = node.gpus.len();
                         return Err(annotation_error(
-                            "llmgw.io/gpus",
+                            keys::GPUS,
                             format!("GPU {g} is not one of the node's {have} GPUs"),
                         ));
                     }
                     if out.contains(&g) {
-                        return Err(annotation_error("llmgw.io/gpus", format!("GPU {g} is named twice")));
+                        return Err(annotation_error(keys::GPUS, format!("GPU {g} is named twice")));
                     }
                     out.push(g);
                 }
@@ -467,7 +467,7 @@ fn hold(file: &File<'_>, h: &Held, node: &mut Node, report: &mut Report, pending
                 out.retain(|&g| node.gpu_position(g).is_some_and(|p| node.gpus[p].vendor == vendor));
                 if (out.len() as u64) < whole {
                     return Err(annotation_error(
-                        "llmgw.io/gpus",
+                        keys::GPUS,
                         format!("it names {} GPU(s), but the pod's limit is {whole}", out.len()),
                     ));
                 }
@@ -495,7 +495,7 @@ fn hold(file: &File<'_>, h: &Held, node: &mut Node, report: &mut Report, pending
     }
     if !migs.is_empty() {
         hold_migs(h, node, &migs, (&model, replica), report, &mut allocs, pending)
-            .map_err(|w| annotation_error("llmgw.io/mig-devices", w))?;
+            .map_err(|w| annotation_error(keys::MIG_DEVICES, w))?;
     }
     // An llmgw replica that holds no GPU (a CPU profile, or a pending pod
     // whose GPUs are taken) still exists; a foreign pod is kept for its
@@ -540,7 +540,7 @@ fn hold_migs(
             .map(|d| d.profile.as_str())
     };
     let chosen: Vec<(u32, u32)> =
-        match h.annotations.get("llmgw.io/mig-devices").map(|a| part(a, &node.id)).transpose()?.flatten() {
+        match h.annotations.get(keys::MIG_DEVICES).map(|a| part(a, &node.id)).transpose()?.flatten() {
             Some(list) => {
                 let mut out = Vec::new();
                 for d in list.split(',').map(str::trim).filter(|d| !d.is_empty()) {

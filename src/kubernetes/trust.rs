@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diag::{Code, Diag};
+use crate::identity as keys;
 
 /// A pod as this check needs it; its llmgw labels and annotations are
 /// removed when its claim does not count.
@@ -20,13 +21,13 @@ pub struct Claimant<'a> {
 
 impl Claimant<'_> {
     fn claims(&self) -> bool {
-        self.labels.contains_key("llmgw.io/model") || self.annotations.contains_key("llmgw.io/model")
+        self.labels.contains_key(keys::MODEL) || self.annotations.contains_key(keys::MODEL)
     }
     /// Model and replica as the pod says them; `None` when they do not
     /// parse (the import reports that where it reads them).
     fn replica(&self) -> Option<(String, u32)> {
-        let model = self.annotations.get("llmgw.io/model").or_else(|| self.labels.get("llmgw.io/model"))?;
-        let replica = self.labels.get("llmgw.io/replica").map_or(Some(0), |r| r.parse().ok())?;
+        let model = self.annotations.get(keys::MODEL).or_else(|| self.labels.get(keys::MODEL))?;
+        let replica = self.labels.get(keys::REPLICA).map_or(Some(0), |r| r.parse().ok())?;
         Some((model.clone(), replica))
     }
     /// What one claim is: a LeaderWorkerSet group (leader and workers on
@@ -40,8 +41,8 @@ impl Claimant<'_> {
         }
     }
     fn disown(&mut self) {
-        self.labels.retain(|k, _| !k.starts_with("llmgw.io/"));
-        self.annotations.retain(|k, _| !k.starts_with("llmgw.io/"));
+        self.labels.retain(|k, _| !k.starts_with(keys::PREFIX));
+        self.annotations.retain(|k, _| !k.starts_with(keys::PREFIX));
     }
 }
 

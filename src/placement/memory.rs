@@ -40,7 +40,7 @@ pub fn parallel(p: &Profile) -> (u32, u32) {
 /// per node; SGLang runs one tensor-parallel group across all its nodes.
 pub fn split(p: &Profile, gpus: u32, nodes: u32) -> (u32, u32) {
     let (gpus, nodes) = (gpus.max(1), nodes.max(1));
-    if p.engine.name == "sglang" { (gpus * nodes, 1) } else { (gpus, nodes) }
+    if p.engine.tp_across_nodes { (gpus * nodes, 1) } else { (gpus, nodes) }
 }
 
 /// What one device of a replica of this profile needs, when the model

@@ -64,12 +64,11 @@ struct Params {
     api_key: Option<&'static str>,
 }
 
-/// LiteLLM's provider for a replica: vLLM has its own (`hosted_vllm`);
-/// every other engine llmgw starts serves the OpenAI API under `/v1`
-/// (SGLang, TGI's Messages API, llama.cpp's server, trtllm-serve,
-/// Ollama's compatibility endpoint), which LiteLLM's `openai` speaks.
+/// LiteLLM's provider for a replica, as the engine table says: vLLM has
+/// its own (`hosted_vllm`); every other engine llmgw starts serves the
+/// OpenAI API under `/v1`, which LiteLLM's `openai` speaks.
 fn provider(engine: &str) -> &'static str {
-    if engine == "vllm" { "hosted_vllm" } else { "openai" }
+    crate::engines::find(engine).map_or("openai", |e| e.litellm_provider)
 }
 
 /// A LiteLLM proxy config: `model_list`, one entry per replica, each

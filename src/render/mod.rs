@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::catalog::{Catalog, Model, Profile};
 use crate::diag::{Code, Diag};
+use crate::engines::WeightsForm;
 use crate::inventory::{Inventory, Node};
 use crate::launch::Weights;
 use crate::plan::{Entry, Plan};
@@ -334,7 +335,7 @@ fn unrenderable(e: &Entry, profile: &Profile, nodes: &[&Node], weights: &Weights
             .help("a class that names GPUs of two vendors mixes them: give each vendor's GPUs a class of their own"),
         );
     }
-    if e.nodes.len() > 1 && profile.engine.name == "trtllm" {
+    if e.nodes.len() > 1 && profile.engine.mpi_ranks {
         return Some(Diag::error(
             Code::CannotRender,
             format!("{} r{}: llmgw does not start trtllm across nodes", e.model, e.replica),
@@ -443,13 +444,13 @@ fn control_values(e: &Entry, p: &Profile) -> Option<Diag> {
 /// and says where (`disk.path`), else the hub id. Ollama pulls by name.
 fn weights(e: &Entry, model: &Model, p: &Profile, nodes: &[&Node]) -> Weights {
     let source = p.source.clone().unwrap_or_else(|| model.name.clone());
-    if p.engine.name == "ollama" {
-        return Weights::Hub(source);
-    }
-    let paths: Vec<Option<String>> = nodes
-        .iter()
-        .map(|n| if p.engine.name == "llama.cpp" { n.gguf_copy(&source) } else { n.local_copy(&source) })
-        .collect();
+    let gguf = match p.engine.weights {
+        WeightsForm::Pulled => return Weights::Hub(source),
+        WeightsForm::Gguf => true,
+        WeightsForm::Repository => false,
+    };
+    let paths: Vec<Option<String>> =
+        nodes.iter().map(|n| if gguf { n.gguf_copy(&source) } else { n.local_copy(&source) }).collect();
     match paths.first() {
         Some(Some(first)) if paths.iter().all(|p| p.as_ref() == Some(first)) && e.nodes.len() == nodes.len() => {
             Weights::Local(first.clone())

@@ -83,15 +83,21 @@ fn fit_parts_and_the_largest_context_that_fits() {
 #[test]
 fn fit_engines_are_told_what_was_checked() {
     let mut s = sizing(gqa(32, 8, 128), 29_696);
-    assert_eq!(s.engine_args("vllm"), ["--max-model-len", "29696", "--gpu-memory-utilization", "0.92"]);
-    assert_eq!(s.engine_args("sglang"), ["--context-length", "29696", "--mem-fraction-static", "0.92"]);
-    assert!(s.engine_args("tgi").is_empty());
+    assert_eq!(
+        s.engine_args(Some(SizingFlags::Vllm)),
+        ["--max-model-len", "29696", "--gpu-memory-utilization", "0.92"]
+    );
+    assert_eq!(
+        s.engine_args(Some(SizingFlags::Sglang)),
+        ["--context-length", "29696", "--mem-fraction-static", "0.92"]
+    );
+    assert!(s.engine_args(None).is_empty());
     s.max_num_seqs = 4;
     s.max_num_seqs_set = true;
     s.kv_cache_dtype = Some("fp8");
     s.utilization = 0.9;
     assert_eq!(
-        s.engine_args("vllm"),
+        s.engine_args(Some(SizingFlags::Vllm)),
         [
             "--max-model-len",
             "29696",
@@ -104,10 +110,10 @@ fn fit_engines_are_told_what_was_checked() {
         ]
     );
     assert_eq!(
-        s.engine_args("sglang"),
+        s.engine_args(Some(SizingFlags::Sglang)),
         ["--context-length", "29696", "--mem-fraction-static", "0.9", "--kv-cache-dtype", "fp8_e4m3"]
     );
     s.kv_cache_dtype = Some("bf16");
-    assert_eq!(s.engine_args("vllm")[6..], ["--kv-cache-dtype", "bfloat16"]);
-    assert_eq!(s.engine_args("sglang").len(), 4);
+    assert_eq!(s.engine_args(Some(SizingFlags::Vllm))[6..], ["--kv-cache-dtype", "bfloat16"]);
+    assert_eq!(s.engine_args(Some(SizingFlags::Sglang)).len(), 4);
 }

@@ -2,7 +2,8 @@
 //! versions after) or `scontrol -d show job [-o]` print them: which run
 //! where with which GPU indices and CPUs, and which are llmgw's replicas,
 //! told by the comment render writes (docs/slurm.md, "Import again"):
-//! `llmgw.io/model=<model>,llmgw.io/replica=<r>,llmgw.io/profile=<p>`.
+//! `llmgw.io/model=<model>,llmgw.io/replica=<r>,llmgw.io/profile=<p>`,
+//! read by `identity::parse_slurm_comment`.
 
 use serde_json::Value;
 
@@ -11,6 +12,8 @@ use super::text;
 use super::tres;
 use crate::diag::{Code, Diag, Source};
 use crate::doc::Span;
+pub use crate::identity::Identity;
+use crate::identity::parse_slurm_comment as identity;
 use crate::kubernetes::{File, Step};
 
 /// What a job does to the nodes it names.
@@ -22,14 +25,6 @@ pub enum Phase {
     Pending,
     /// Finished, cancelled, failed: gone.
     Done,
-}
-
-/// An llmgw replica, as its job's comment names it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Identity {
-    pub model: String,
-    pub replica: u32,
-    pub profile: Option<String>,
 }
 
 /// One node of a running job: its name, the GPU gres it holds there
@@ -103,74 +98,6 @@ impl Job {
 /// A per-node share of a job-wide count.
 fn each(total: Option<u64>, nodes: usize) -> Option<u64> {
     total.filter(|_| nodes > 0).map(|t| t / nodes as u64)
-}
-
-const MODEL: &str = "llmgw.io/model=";
-const REPLICA: &str = ",llmgw.io/replica=";
-const PROFILE: &str = ",llmgw.io/profile=";
-
-/// llmgw's identity in a job comment; `None` when the comment is not
-/// llmgw's. Render %XX-escapes every byte of a name but plain ones, so a
-/// comma or an equals sign in a name arrives escaped; a comment written by
-/// hand may still hold them raw: the model comes first and may hold any
-/// character, the replica is the first `,llmgw.io/replica=<digits>`
-/// followed by `,llmgw.io/profile=` or the end, the profile is the rest.
-/// Names are unescaped after the split.
-pub fn identity(comment: &str) -> Option<Result<Identity, String>> {
-    let rest = comment.trim().strip_prefix(MODEL)?;
-    let bad = || format!("the comment `{}` is not llmgw's `{MODEL}<model>{REPLICA}<r>{PROFILE}<p>`", comment.trim());
-    if comment.chars().any(char::is_control) {
-        return Some(Err(bad()));
-    }
-    for (at, _) in rest.match_indices(REPLICA) {
-        let after = &rest[at + REPLICA.len()..];
-        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        let tail = &after[digits..];
-        let profile = if tail.is_empty() {
-            None
-        } else if let Some(p) = tail.strip_prefix(PROFILE) {
-            Some(p.to_string())
-        } else {
-            continue;
-        };
-        let Ok(replica) = after[..digits].parse::<u32>() else { continue };
-        let profile = match profile.map(|p| unescape(&p)) {
-            None => None,
-            Some(Some(p)) => Some(p),
-            Some(None) => return Some(Err(bad())),
-        };
-        let Some(model) = unescape(&rest[..at]) else { return Some(Err(bad())) };
-        if model.is_empty()
-            || profile.as_deref() == Some("")
-            || model.chars().chain(profile.iter().flat_map(|p| p.chars())).any(char::is_control)
-        {
-            return Some(Err(bad()));
-        }
-        return Some(Ok(Identity { model, replica, profile }));
-    }
-    Some(Err(bad()))
-}
-
-/// `%XX` escapes back to their bytes (`%2C` -> `,`); a `%` not followed by
-/// two hex digits stays as it is. `None` when the bytes are not UTF-8.
-fn unescape(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        match (b[i], b.get(i + 1).copied().and_then(hex), b.get(i + 2).copied().and_then(hex)) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (c, _, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 fn phase(words: &[String]) -> Phase {
@@ -530,43 +457,6 @@ mod tests {
 
     fn id(model: &str, replica: u32, profile: Option<&str>) -> Option<Result<Identity, String>> {
         Some(Ok(Identity { model: model.into(), replica, profile: profile.map(Into::into) }))
-    }
-
-    #[test]
-    fn llmgw_comments_name_the_replica() {
-        assert_eq!(identity("llmgw.io/model=m,llmgw.io/replica=0,llmgw.io/profile=p"), id("m", 0, Some("p")));
-        assert_eq!(identity("llmgw.io/model=m,llmgw.io/replica=3"), id("m", 3, None));
-        assert_eq!(identity("nothing of ours"), None);
-        assert_eq!(identity(""), None);
-        assert!(matches!(identity("llmgw.io/model=m"), Some(Err(_))));
-        assert!(matches!(identity("llmgw.io/model=m,llmgw.io/replica=x,llmgw.io/profile=p"), Some(Err(_))));
-        assert!(matches!(identity("llmgw.io/model=,llmgw.io/replica=1"), Some(Err(_))));
-    }
-
-    #[test]
-    fn a_model_may_hold_commas_and_equals_signs() {
-        assert_eq!(
-            identity("llmgw.io/model=a,b=c,llmgw.io/replica=2,llmgw.io/profile=tp=4,x"),
-            id("a,b=c", 2, Some("tp=4,x"))
-        );
-        // `,llmgw.io/replica=` inside a model name, not followed by digits
-        // and the profile: the model keeps it.
-        assert_eq!(
-            identity("llmgw.io/model=x,llmgw.io/replica=y,llmgw.io/replica=1,llmgw.io/profile=p"),
-            id("x,llmgw.io/replica=y", 1, Some("p"))
-        );
-    }
-
-    #[test]
-    fn names_render_escaped_are_unescaped() {
-        // What render writes for the model `a b,c=d` and the profile `p'1`.
-        assert_eq!(
-            identity("llmgw.io/model=a%20b%2Cc%3Dd,llmgw.io/replica=0,llmgw.io/profile=p%271"),
-            id("a b,c=d", 0, Some("p'1"))
-        );
-        assert_eq!(identity("llmgw.io/model=100%,llmgw.io/replica=0"), id("100%", 0, None));
-        assert!(matches!(identity("llmgw.io/model=%0A,llmgw.io/replica=0"), Some(Err(_))));
-        assert!(matches!(identity("llmgw.io/model=%FF,llmgw.io/replica=0"), Some(Err(_))));
     }
 
     #[test]

@@ -18,8 +18,6 @@ const MAX_SCRIPT: u64 = 1 << 20;
 /// The line a script records its ports on.
 pub const PORTS_LINE: &str = "# llmgw ports:";
 
-use crate::launch::TGI_MASTER_PORT;
-
 /// Ports given out per node: a replica takes, on all of its nodes, the
 /// first port from its wanted one up that none of them uses.
 #[derive(Default)]
@@ -68,7 +66,7 @@ impl<'a> PortBook<'a> {
         for port in [p.http, p.ray, p.ray_client, p.master] {
             self.book(nodes, port);
         }
-        for port in p.dist..p.dist.saturating_add(crate::launch::DIST_BLOCK) {
+        for port in p.dist..p.dist.saturating_add(crate::engines::DIST_BLOCK) {
             self.book(nodes, port);
         }
     }
@@ -96,48 +94,17 @@ pub fn previous(dir: &Path) -> HashMap<(String, u32), Ports> {
     out
 }
 
-/// (model, replica) from a script's `#SBATCH --comment=` line.
+/// (model, replica) from a script's `#SBATCH --comment=` line, as the
+/// import of jobs reads a comment (`identity::parse_slurm_comment`).
 fn identity(text: &str) -> Option<(String, u32)> {
     let comment = text.lines().find_map(|l| l.strip_prefix("#SBATCH --comment="))?;
-    let mut model = None;
-    let mut replica = None;
-    for part in comment.split(',') {
-        match part.split_once('=') {
-            Some(("llmgw.io/model", v)) => model = Some(unescape(v)?),
-            Some(("llmgw.io/replica", v)) => replica = v.parse().ok(),
-            _ => {}
-        }
-    }
-    Some((model?, replica?))
-}
-
-/// The %XX escapes render writes undone.
-fn unescape(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    let id = crate::identity::parse_slurm_comment(comment)?.ok()?;
+    Some((id.model, id.replica))
 }
 
 fn ports(text: &str) -> Option<Ports> {
     let line = text.lines().find_map(|l| l.strip_prefix(PORTS_LINE))?;
-    let mut p = Ports {
-        http: 0,
-        ray: crate::launch::RAY_PORT,
-        ray_client: crate::launch::RAY_CLIENT_PORT,
-        dist: crate::launch::DIST_PORT,
-        master: TGI_MASTER_PORT,
-    };
+    let mut p = Ports::unrecorded(0);
     for (k, v) in line.split_whitespace().filter_map(|kv| kv.split_once('=')) {
         let v: u16 = v.parse().ok()?;
         match k {

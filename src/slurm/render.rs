@@ -58,27 +58,6 @@ pub fn job_names(entries: &[&Entry]) -> Vec<String> {
     names::unique(&wants)
 }
 
-/// The comment that says which replica a job is: authoritative where the
-/// job name was cut. Names are written as they are where they hold only
-/// plain characters; any other byte is %XX-escaped, so a name with a
-/// comma, a space or a quote cannot break the `#SBATCH` line or the
-/// key=value list.
-pub fn comment(model: &str, replica: u32, profile: &str) -> String {
-    format!("llmgw.io/model={},llmgw.io/replica={replica},llmgw.io/profile={}", escape(model), escape(profile))
-}
-
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'/' | b':' | b'@' | b'+') {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
-}
-
 /// The order Slurm gives a job's nodes (and so `SLURM_NODEID` 0, the
 /// leader): by name, numbers compared as numbers (gpu9 before gpu10).
 fn slurm_order(a: &str, b: &str) -> std::cmp::Ordering {
@@ -201,7 +180,7 @@ pub fn render<'a>(
 /// TensorRT-LLM on more than one GPU (`srun --mpi=pmix` with
 /// `trtllm-llmapi-launch`, as its Slurm examples run it).
 fn mpi_launch(j: &Job<'_>) -> bool {
-    j.profile.engine.name == "trtllm" && j.profile.gpus_per_node > 1
+    j.profile.engine.mpi_ranks && j.profile.gpus_per_node > 1
 }
 
 /// The replica's URL at its leader node. The node id is the URL's host:
@@ -245,7 +224,7 @@ fn take_ports<'a>(book: &mut PortBook<'a>, nodes: &[&'a str], j: &Job<'_>) -> Re
         ports.ray = book.take(nodes, wanted.ray).ok_or_else(none_left)?;
     }
     if launch::needs_dist(j.profile, j.nodes.len()) {
-        ports.dist = book.take_block(nodes, wanted.dist, launch::DIST_BLOCK).ok_or_else(none_left)?;
+        ports.dist = book.take_block(nodes, wanted.dist, crate::engines::DIST_BLOCK).ok_or_else(none_left)?;
     }
     if launch::needs_master(j.profile, j.nodes.len(), j.ray) {
         ports.master = book.take(nodes, wanted.master).ok_or_else(none_left)?;
@@ -360,7 +339,7 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
     let mut t = String::from("#!/bin/bash\n");
     let _ = writeln!(t, "{HEADER} slurm; the next render into this folder replaces or removes it.");
     let _ = writeln!(t, "#SBATCH --job-name={name}");
-    let _ = writeln!(t, "#SBATCH --comment={}", comment(&e.model, e.replica, &p.name));
+    let _ = writeln!(t, "#SBATCH --comment={}", crate::identity::slurm_comment(&e.model, e.replica, &p.name));
     let _ = writeln!(t, "#SBATCH --nodes={nodes}");
     let mut nodelist: Vec<&str> = j.nodes.iter().map(|n| n.id.as_str()).collect();
     nodelist.sort_by(|a, b| slurm_order(a, b));
@@ -430,8 +409,8 @@ fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> Str
             Some(mut argv) => {
                 // The llama.cpp image's server is its entrypoint, at
                 // /app/llama-server, not on PATH.
-                if in_llama_image && argv[0] == "llama-server" {
-                    argv[0] = "/app/llama-server".to_string();
+                if let Some(server) = p.engine.image_entrypoint.filter(|_| in_llama_image) {
+                    argv[0] = server.to_string();
                 }
                 // Rank 0 serves; the other ranks become its MPI workers.
                 if tasks > 1 {
@@ -468,10 +447,8 @@ fn pyxis(t: &mut String, srun: &mut String, j: &Job<'_>, s: &Settings, image: &s
     let dir = s.cache_dir.as_deref().map_or_else(|| "~/.cache/huggingface".to_string(), quote);
     let _ = writeln!(t, "export HF_HOME={dir}");
     t.push_str("export VLLM_CACHE_ROOT=\"$HF_HOME/vllm\" XDG_CACHE_HOME=\"$HF_HOME/xdg\"\n");
-    match p.engine.name {
-        "llama.cpp" => t.push_str("export LLAMA_CACHE=\"$HF_HOME\"\n"),
-        "ollama" => t.push_str("export OLLAMA_MODELS=\"$HF_HOME/ollama\"\n"),
-        _ => {}
+    if let Some(c) = &p.engine.cache_env {
+        let _ = writeln!(t, "export {}=\"{}\"", c.var, c.slurm);
     }
     t.push_str("mkdir -p \"$HF_HOME\" \"$VLLM_CACHE_ROOT\" \"$XDG_CACHE_HOME\"\n");
     srun.push_str(" --container-mounts=\"$HF_HOME:$HF_HOME\"");
@@ -548,18 +525,6 @@ pub fn stop_lines(old: &Plan, stopped: &std::collections::HashSet<*const Entry>,
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn comments_escape_what_would_break_them() {
-        assert_eq!(
-            comment("llama-3.1-70b", 2, "h100-tp4"),
-            "llmgw.io/model=llama-3.1-70b,llmgw.io/replica=2,llmgw.io/profile=h100-tp4"
-        );
-        assert_eq!(
-            comment("a b,c=d", 0, "p'1"),
-            "llmgw.io/model=a%20b%2Cc%3Dd,llmgw.io/replica=0,llmgw.io/profile=p%271"
-        );
-    }
 
     #[test]
     fn pyxis_images_name_their_registry_with_a_hash() {

@@ -458,6 +458,26 @@ fn the_parsers_are_the_default_images_versions() {
     }
 }
 
+/// The master port llmgw gives a multi-node vLLM is vLLM's own default
+/// (`ParallelConfig.master_port`, which `vllm serve --master-port` and
+/// `EngineArgs` take), as the pinned vLLM has it.
+#[test]
+fn vllms_default_master_port_is_the_engine_tables() {
+    let Some(python) = engine_python("vllm") else { return };
+    let code = "from vllm.config import ParallelConfig; from vllm.engine.arg_utils import EngineArgs; \
+                print(ParallelConfig.__dataclass_fields__['master_port'].default, EngineArgs.__dataclass_fields__['master_port'].default)";
+    let out = Command::new(&python).env("VLLM_TARGET_DEVICE", "cpu").args(["-c", code]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default().to_string();
+    let table = llmgw::engines::find("vllm").unwrap().master_port;
+    assert_eq!(
+        last,
+        format!("{table} {table}"),
+        "vLLM's default master ports (ParallelConfig, EngineArgs) are not llmgw's {table}"
+    );
+}
+
 /// llama-server's flags, every spelling, from its pinned release's list.
 fn llama_flags() -> BTreeSet<String> {
     std::fs::read_to_string(root().join("tests/data/llama.cpp/server-flags.txt"))

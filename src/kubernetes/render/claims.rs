@@ -14,6 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::{Ctx, Devices};
 use crate::diag::{Code, Diag};
+use crate::identity as keys;
 use crate::launch::Role;
 use crate::render::{Job, Resolved};
 
@@ -197,7 +198,7 @@ impl Ctx<'_, '_> {
         // knows whose GPUs a claim holds by it).
         let labels = Some(self.labels());
         let annotations = Some(
-            [("llmgw.io/model", &self.entry().model), ("llmgw.io/profile", &self.job.profile.name)]
+            [(keys::MODEL, &self.entry().model), (keys::PROFILE, &self.job.profile.name)]
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect(),

@@ -12,6 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
 use crate::diag::{Code, Diag};
+use crate::identity as keys;
 
 /// The pool's API group, which an HTTPRoute's backendRef names.
 pub const POOL_GROUP: &str = "inference.networking.k8s.io";
@@ -147,14 +148,14 @@ impl Pool<'_> {
         let labels: BTreeMap<String, String> = [
             ("app.kubernetes.io/managed-by".to_string(), "llmgw".to_string()),
             ("app.kubernetes.io/name".to_string(), self.label.to_string()),
-            ("llmgw.io/model".to_string(), self.label.to_string()),
+            (keys::MODEL.to_string(), self.label.to_string()),
         ]
         .into();
         ObjectMeta {
             name: Some(self.name.to_string()),
             namespace: self.namespace.clone(),
             labels: Some(labels),
-            annotations: Some([("llmgw.io/model".to_string(), self.model.to_string())].into()),
+            annotations: Some([(keys::MODEL.to_string(), self.model.to_string())].into()),
             ..ObjectMeta::default()
         }
     }
@@ -162,11 +163,8 @@ impl Pool<'_> {
     /// The model's pool: the pods its Service selects (Deployments' pods,
     /// the leaders of LeaderWorkerSets), on the port they serve.
     pub fn pool(&self, g: &Gateway) -> InferencePool {
-        let match_labels: BTreeMap<String, String> = [
-            ("llmgw.io/model".to_string(), self.label.to_string()),
-            ("llmgw.io/serves".to_string(), "true".to_string()),
-        ]
-        .into();
+        let match_labels: BTreeMap<String, String> =
+            [(keys::MODEL.to_string(), self.label.to_string()), (keys::SERVES.to_string(), "true".to_string())].into();
         InferencePool {
             api_version: format!("{POOL_GROUP}/v1"),
             kind: "InferencePool".into(),

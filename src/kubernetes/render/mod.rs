@@ -25,6 +25,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::lws::LeaderWorkerSet;
 use crate::diag::{Code, Diag};
+use crate::identity as keys;
 use crate::launch::{self, Platform, Ports, Role};
 use crate::names::{self, Want, label_value};
 use crate::plan::{Entry, Plan};
@@ -91,14 +92,14 @@ impl Object {
     /// The model (exact, from the annotation) and replica it serves.
     pub fn replica(&self) -> (Option<String>, Option<u32>) {
         let meta = self.meta();
-        let model = meta.annotations.as_ref().and_then(|a| a.get("llmgw.io/model")).cloned();
+        let model = meta.annotations.as_ref().and_then(|a| a.get(keys::MODEL)).cloned();
         let replica = match self {
             Object::Service(_) | Object::InferencePool(_) | Object::HttpRoute(_) => None,
             Object::Deployment(_)
             | Object::LeaderWorkerSet(_)
             | Object::ClaimTemplate(_)
             | Object::ComputeDomain(_) => {
-                meta.labels.as_ref().and_then(|l| l.get("llmgw.io/replica")).and_then(|r| r.parse().ok())
+                meta.labels.as_ref().and_then(|l| l.get(keys::REPLICA)).and_then(|r| r.parse().ok())
             }
         };
         (model, replica)
@@ -460,9 +461,9 @@ impl Ctx<'_, '_> {
         [
             ("app.kubernetes.io/managed-by", "llmgw".to_string()),
             ("app.kubernetes.io/name", self.model_label.to_string()),
-            ("llmgw.io/model", self.model_label.to_string()),
-            ("llmgw.io/replica", e.replica.to_string()),
-            ("llmgw.io/profile", label_value(&self.job.profile.name)),
+            (keys::MODEL, self.model_label.to_string()),
+            (keys::REPLICA, e.replica.to_string()),
+            (keys::PROFILE, label_value(&self.job.profile.name)),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -473,8 +474,8 @@ impl Ctx<'_, '_> {
         let e = self.entry();
         let mut a = BTreeMap::new();
         // The exact names, which a label value may not be able to hold.
-        a.insert("llmgw.io/model".to_string(), e.model.clone());
-        a.insert("llmgw.io/profile".to_string(), self.job.profile.name.clone());
+        a.insert(keys::MODEL.to_string(), e.model.clone());
+        a.insert(keys::PROFILE.to_string(), self.job.profile.name.clone());
         // By node id, not rank: a running replica is listed by id, and its
         // objects must not change (and restart) from one turn to the next.
         let mut gpus: Vec<String> = e
@@ -485,10 +486,10 @@ impl Ctx<'_, '_> {
             .collect();
         gpus.sort();
         if !gpus.is_empty() {
-            a.insert("llmgw.io/gpus".to_string(), gpus.join(";"));
+            a.insert(keys::GPUS.to_string(), gpus.join(";"));
         }
         if let Some(at) = e.nodes.first().filter(|a| !a.mig_devices.is_empty() && !a.gpus.is_empty()) {
-            a.insert("llmgw.io/mig-devices".to_string(), format!("{}={}:{}", at.node, at.gpus[0], at.mig_devices[0]));
+            a.insert(keys::MIG_DEVICES.to_string(), format!("{}={}:{}", at.node, at.gpus[0], at.mig_devices[0]));
         }
         a
     }

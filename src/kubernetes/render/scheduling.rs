@@ -13,6 +13,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::Ctx;
+use crate::identity as keys;
 
 impl Ctx<'_, '_> {
     /// The profile's tolerations, and on a GPU pod its GPUs' resource
@@ -102,8 +103,8 @@ impl Ctx<'_, '_> {
     pub(super) fn affinity(&self, nodes: &[&str]) -> Affinity {
         let e = self.entry();
         let group: BTreeMap<String, String> = [
-            ("llmgw.io/model".to_string(), self.model_label.to_string()),
-            ("llmgw.io/replica".to_string(), e.replica.to_string()),
+            (keys::MODEL.to_string(), self.model_label.to_string()),
+            (keys::REPLICA.to_string(), e.replica.to_string()),
         ]
         .into();
         Affinity {

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::identity as keys;
 use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -12,17 +13,17 @@ pub(super) fn service(model: &str, label: &str, name: String, port: u16, namespa
     let labels: BTreeMap<String, String> = [
         ("app.kubernetes.io/managed-by".to_string(), "llmgw".to_string()),
         ("app.kubernetes.io/name".to_string(), label.to_string()),
-        ("llmgw.io/model".to_string(), label.to_string()),
+        (keys::MODEL.to_string(), label.to_string()),
     ]
     .into();
     let selector: BTreeMap<String, String> =
-        [("llmgw.io/model".to_string(), label.to_string()), ("llmgw.io/serves".to_string(), "true".to_string())].into();
+        [(keys::MODEL.to_string(), label.to_string()), (keys::SERVES.to_string(), "true".to_string())].into();
     Service {
         metadata: ObjectMeta {
             name: Some(name),
             namespace,
             labels: Some(labels),
-            annotations: Some([("llmgw.io/model".to_string(), model.to_string())].into()),
+            annotations: Some([(keys::MODEL.to_string(), model.to_string())].into()),
             ..ObjectMeta::default()
         },
         spec: Some(ServiceSpec {

@@ -15,6 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::{Ctx, GRACE_S, HF_CACHE, LWS, Object};
+use crate::identity as keys;
 use crate::kubernetes::lws::{LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate, WORKER_INDEX_LABEL};
 use crate::launch::{self, Ports, Role, Spec, Weights};
 use crate::names;
@@ -56,14 +57,14 @@ impl Ctx<'_, '_> {
 
     pub(super) fn object(&self) -> Object {
         let e = self.entry();
-        let serves = [("llmgw.io/serves", "true")];
+        let serves = [(keys::SERVES, "true")];
         if e.nodes.len() <= 1 {
             let template = PodTemplateSpec {
                 metadata: Some(ObjectMeta { namespace: None, ..self.meta(None, &serves) }),
                 spec: Some(self.pod(Role::Single, &[&e.nodes[0].node])),
             };
             let selector: BTreeMap<String, String> =
-                self.labels().into_iter().filter(|(k, _)| k == "llmgw.io/model" || k == "llmgw.io/replica").collect();
+                self.labels().into_iter().filter(|(k, _)| k == keys::MODEL || k == keys::REPLICA).collect();
             return Object::Deployment(Box::new(Deployment {
                 metadata: self.meta(Some(self.name.clone()), &[]),
                 spec: Some(DeploymentSpec {
@@ -163,20 +164,22 @@ impl Ctx<'_, '_> {
             ports,
             ray: j.ray,
         };
-        let (command, args) = match (p.engine.name, role) {
+        let (command, args) = match (role, spec.argv()) {
             // The llama.cpp server image's entrypoint is the server itself,
             // and it is not on PATH there: give it arguments only.
-            ("llama.cpp", Role::Single) => (None, spec.argv().map(|v| v[1..].to_vec())),
-            (_, Role::Single) if p.engine.name != "ollama" => (spec.argv(), None),
+            (Role::Single, Some(v)) if p.engine.image_entrypoint.is_some() => (None, Some(v[1..].to_vec())),
+            (Role::Single, Some(v)) => (Some(v), None),
+            // Ollama (no argv: its model is pulled after its server starts)
+            // and every rank across nodes: the start-up script.
             _ => (Some(vec!["/bin/sh".into(), "-c".into(), spec.script(role, &LWS)]), None),
         };
         let serves = role != Role::Worker;
         // Every answer within what the engine needs: the kubelet's default
         // is 1 s, and SGLang's /health runs a generation first.
-        let timeout = launch::probe_timeout_s(p.engine);
+        let timeout = p.engine.probe_timeout_s;
         let probe = |period: i32, failures: i32| Probe {
             http_get: Some(HTTPGetAction {
-                path: Some(launch::health_path(p.engine).into()),
+                path: Some(p.engine.health_path.into()),
                 port: IntOrString::String("http".into()),
                 ..HTTPGetAction::default()
             }),
@@ -187,9 +190,10 @@ impl Ctx<'_, '_> {
         };
         // Ollama's server answers before its model is pulled: ready only
         // once the model is there under the catalog's name.
-        let ready = if p.engine.name == "ollama" {
+        let ready = if let Some(command) = p.engine.ready_command {
+            let command = command.iter().map(ToString::to_string).chain([j.entry.model.clone()]).collect();
             Probe {
-                exec: Some(ExecAction { command: Some(vec!["ollama".into(), "show".into(), j.entry.model.clone()]) }),
+                exec: Some(ExecAction { command: Some(command) }),
                 period_seconds: Some(10),
                 timeout_seconds: Some(timeout),
                 failure_threshold: Some(3),
@@ -292,10 +296,8 @@ impl Ctx<'_, '_> {
             });
             let cache = self.cache_dir();
             env.push(var("HF_HOME", cache.clone()));
-            match j.profile.engine.name {
-                "llama.cpp" => env.push(var("LLAMA_CACHE", format!("{cache}/llama.cpp"))),
-                "ollama" => env.push(var("OLLAMA_MODELS", format!("{cache}/ollama"))),
-                _ => {}
+            if let Some(c) = &j.profile.engine.cache_env {
+                env.push(var(c.var, format!("{cache}/{}", c.dir)));
             }
         }
         // Every rank-taking launcher (SGLang, vLLM's multiprocessing) reads
