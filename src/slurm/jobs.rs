@@ -11,7 +11,7 @@ use super::text;
 use super::tres;
 use crate::diag::{Code, Diag, Source};
 use crate::doc::Span;
-use crate::kubernetes::{File, Step};
+use crate::import::file::{File, Step};
 
 /// What a job does to the nodes it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
