@@ -11,7 +11,7 @@ use crate::load;
 use crate::output::Sink;
 use crate::plan::Plan;
 use crate::render::out::{self, File, Target};
-use crate::render::{self, Endpoint, Resolved};
+use crate::render::{self, Rendered, Resolved};
 
 /// The plan, catalog and inventory every render starts from.
 struct Inputs {
@@ -71,62 +71,18 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
         );
         return print(&lines);
     }
-    let target = out::target(a.common.output.as_deref())?;
-    let inp = inputs(&a.common)?;
-    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory, a.common.allow_stale, true)?;
-    crate::report::diagnostics::eprint(&resolved.warnings);
-    let _lock = match &target {
-        Target::Dir(dir) => Some(out::lock(dir)?),
-        Target::Stdout => None,
-    };
-    if settings.devices == k8s::Devices::Dra {
-        let mut unpinnable = k8s::claims::unpinnable(&resolved);
-        // A selector the API would refuse: refused here, nothing written.
-        unpinnable.extend(k8s::claims::too_long(&resolved, &settings));
-        if !unpinnable.is_empty() {
-            return Err(unpinnable.into());
-        }
-    }
-    let r = k8s::render(&resolved, &settings);
-    crate::report::diagnostics::eprint(&r.warnings);
-    let mut keep: Vec<String> =
-        kept(&resolved, k8s::workload_names).iter().flat_map(|n| k8s::replica_files(n)).collect();
-    // The Service of a model with nothing rendered (every replica pending)
-    // stays too.
-    let all: Vec<&crate::plan::Entry> = resolved.plan.entries.iter().collect();
-    let rendered: std::collections::HashSet<&str> = resolved.jobs.iter().map(|j| j.entry.model.as_str()).collect();
-    for (model, name) in k8s::services(&all) {
-        if !rendered.contains(model) {
-            keep.push(format!("service-{name}.yaml"));
-            // And its pool and route, when they are asked for.
-            if let Some(g) = &settings.gateway {
-                keep.push(format!("inferencepool-{name}.yaml"));
-                if g.parent.is_some() {
-                    keep.push(format!("httproute-{name}.yaml"));
-                }
-            }
-        }
-    }
-    let unplaced = &inp.plan.unplaced;
-    finish("kubernetes", &target, || r.stream(), || r.files(), &keep, &r.endpoints, &a.common, unplaced)
-}
-
-/// Who submitted the jobs `scancel --name` is to cancel, as a shell word:
-/// this user, as `$USER` or `$LOGNAME` name them, else the numeric uid
-/// (scancel takes both).
-fn submitting_user() -> String {
-    crate::launch::quote(&crate::slurm::running_user())
+    render_into(&a.common, true, |resolved, _| k8s::render(resolved, &settings))
 }
 
 /// `render slurm`: the scripts one after another, or one file each under `-o DIR`.
 pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
-    use crate::slurm::render as sl;
+    use crate::slurm::{render as sl, submit};
     if let Some(stop) = &a.common.stop {
         let (old, new) = stop_plans(stop)?;
         let inventory =
             if a.common.inventory.is_empty() { None } else { Some(load::inventories(&a.common.inventory)?) };
-        let by = sl::Cancel { inventory: inventory.as_ref(), user: submitting_user() };
-        return print(&sl::stop_lines(&old, &crate::plan::stopped(&old, &new), &by));
+        let by = submit::Cancel { inventory: inventory.as_ref(), user: submit::submitting_user() };
+        return print(&submit::stop_lines(&old, &crate::plan::stopped(&old, &new), &by));
     }
     let settings = sl::Settings {
         log_dir: a.log_dir.clone(),
@@ -137,63 +93,36 @@ pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
         pyxis: a.container == Some(cli::ContainerRuntime::Pyxis),
         cache_dir: a.cache_dir.clone(),
     };
-    let target = out::target(a.common.output.as_deref())?;
-    let inp = inputs(&a.common)?;
-    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory, a.common.allow_stale, settings.pyxis)?;
-    crate::report::diagnostics::eprint(&resolved.warnings);
-    // Held from reading the ports of the folder's scripts to the last write.
-    let _lock = match &target {
-        Target::Dir(dir) => Some(out::lock(dir)?),
-        Target::Stdout => None,
-    };
-    let previous = match &target {
-        Target::Dir(dir) => crate::slurm::ports::previous(dir),
-        Target::Stdout => std::collections::HashMap::new(),
-    };
-    let r = sl::render(&resolved, &settings, &previous)?;
-    crate::report::diagnostics::eprint(&r.warnings);
-    let keep = kept(&resolved, |names| sl::job_names(names).into_iter().map(|n| format!("{n}.sbatch")).collect());
-    let stream = || {
-        let texts: Vec<&str> = r.scripts.iter().map(|s| s.text.as_str()).collect();
-        Ok(texts.join("\n"))
-    };
-    let files = || {
-        let mut files: Vec<File> = r
-            .scripts
-            .iter()
-            .map(|s| File { name: s.name.clone(), text: s.text.clone(), model: s.model.clone(), replica: s.replica })
-            .collect();
-        if let Target::Dir(dir) = &target {
-            let status = out::statuses(dir, &files);
-            let text = sl::submit_script(&resolved, &files, &status, &submitting_user());
-            files.push(File { name: sl::SUBMIT.to_string(), text, model: None, replica: None });
-        }
-        Ok(files)
-    };
-    finish("slurm", &target, stream, files, &keep, &r.endpoints, &a.common, &inp.plan.unplaced)
+    render_into(&a.common, settings.pyxis, |resolved, dir| sl::render(resolved, &settings, dir))
 }
 
-/// The file names of running replicas that were not rendered: their files
-/// stay as they are.
-fn kept(r: &Resolved<'_>, names: impl Fn(&[&crate::plan::Entry]) -> Vec<String>) -> Vec<String> {
-    let all: Vec<&crate::plan::Entry> = r.plan.entries.iter().collect();
-    let named = names(&all);
-    let skipped: std::collections::HashSet<*const crate::plan::Entry> =
-        r.skipped.iter().map(|e| std::ptr::from_ref(*e)).collect();
-    all.iter().zip(named).filter(|(e, _)| skipped.contains(&std::ptr::from_ref(**e))).map(|(_, n)| n).collect()
-}
-
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    kind: &str,
-    target: &Target,
-    stream: impl FnOnce() -> Result<String, Diag>,
-    files: impl FnOnce() -> Result<Vec<File>, Diag>,
-    keep: &[String],
-    endpoints: &[Endpoint<'_>],
+/// Reads and resolves the plan (`containers`: see `render::resolve`),
+/// takes the output folder, renders with `render` (given the folder it
+/// renders into, if any), and writes what it returns. The folder is held
+/// from before the render (which may read the folder's files) to the last
+/// write.
+fn render_into(
     a: &cli::RenderArgs,
-    unplaced: &[crate::plan::Unplaced],
+    containers: bool,
+    render: impl for<'r> FnOnce(&Resolved<'r>, Option<&std::path::Path>) -> Result<Rendered<'r>, Vec<Diag>>,
 ) -> Outcome {
+    let target = out::target(a.output.as_deref())?;
+    let inp = inputs(a)?;
+    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory, a.allow_stale, containers)?;
+    crate::report::diagnostics::eprint(&resolved.warnings);
+    let (_lock, dir) = match &target {
+        Target::Dir(dir) => (Some(out::lock(dir)?), Some(dir.as_path())),
+        Target::Stdout => (None, None),
+    };
+    let r = render(&resolved, dir)?;
+    crate::report::diagnostics::eprint(&r.warnings);
+    finish(&target, &r, a, &inp.plan.unplaced)
+}
+
+/// Writes a render: to standard output, or into the folder (removing the
+/// files of earlier renders it neither wrote nor keeps), with the
+/// endpoints file when asked for; then says what it did.
+fn finish(target: &Target, r: &Rendered<'_>, a: &cli::RenderArgs, unplaced: &[crate::plan::Unplaced]) -> Outcome {
     if let (Target::Dir(dir), Some(path)) = (target, a.endpoints.as_deref())
         && inside(path, dir)
     {
@@ -207,8 +136,8 @@ fn finish(
     }
     // Everything is rendered before anything is written.
     let (text, files) = match target {
-        Target::Stdout => (Some(stream()?), None),
-        Target::Dir(_) => (None, Some(files()?)),
+        Target::Stdout => (Some(r.stream()?), None),
+        Target::Dir(_) => (None, Some(r.files()?)),
     };
     // The endpoints are written (to a temporary file beside FILE) before
     // the folder, and put in place after it: a render that fails leaves
@@ -220,8 +149,8 @@ fn finish(
                 cli::EndpointsFormat::Json => render::endpoints::Format::Json,
                 cli::EndpointsFormat::Litellm => render::endpoints::Format::Litellm,
             };
-            crate::report::diagnostics::eprint(&render::endpoints::warnings(format, endpoints));
-            sink.write_all(render::endpoints::text(format, endpoints).as_bytes())
+            crate::report::diagnostics::eprint(&render::endpoints::warnings(format, &r.endpoints));
+            sink.write_all(render::endpoints::text(format, &r.endpoints).as_bytes())
                 .map_err(|e| out::io_error("write", path, &e))?;
             Some((path, sink))
         }
@@ -229,7 +158,7 @@ fn finish(
     };
     match (target, text, files) {
         (Target::Dir(dir), _, Some(files)) => {
-            let report = out::write_dir(dir, kind, &files, keep)?;
+            let report = out::write_dir(dir, r.kind, files, &r.kept)?;
             if let Some((path, sink)) = endpoints {
                 // Only the rename is left; should even that fail, say so
                 // truthfully: the folder is the new render already.
@@ -239,7 +168,7 @@ fn finish(
                         .help("write the endpoints again: render the same plan into the same folder (it changes no file) with --endpoints")
                 })?;
             }
-            print(&report_text(dir, &files, &report, unplaced, a.format == Some(cli::OutputFormat::Json)))
+            print(&report_text(dir, files, &report, unplaced, a.format == Some(cli::OutputFormat::Json)))
         }
         (_, Some(text), _) => {
             if let Some((_, sink)) = endpoints {

@@ -6,6 +6,7 @@
 pub mod check;
 pub mod endpoints;
 pub mod out;
+mod rendered;
 
 use serde::Serialize;
 
@@ -14,6 +15,7 @@ use crate::diag::{Code, Diag};
 use crate::inventory::{Inventory, Node};
 use crate::launch::Weights;
 use crate::plan::{Entry, Plan};
+pub use rendered::{Names, Rendered, names_of};
 
 /// A replica ready to render.
 pub struct Job<'a> {
@@ -477,17 +479,6 @@ pub fn least(of: &[Resources]) -> Resources {
         millicpus: of.iter().filter_map(|r| r.millicpus).min(),
         memory_mib: of.iter().filter_map(|r| r.memory_mib).min(),
     }
-}
-
-/// Each job's name, given out over all the plan's replicas (rendered or
-/// not), so a name never depends on which others were left out, and
-/// `--stop` finds the same names from the plan alone.
-pub fn names_of(r: &Resolved<'_>, names: impl Fn(&[&Entry]) -> Vec<String>) -> Vec<String> {
-    let all: Vec<&Entry> = r.plan.entries.iter().collect();
-    let named = names(&all);
-    let at: std::collections::HashMap<*const Entry, usize> =
-        all.iter().enumerate().map(|(i, e)| (std::ptr::from_ref(*e), i)).collect();
-    r.jobs.iter().map(|j| at.get(&std::ptr::from_ref(j.entry)).map(|&i| named[i].clone()).unwrap_or_default()).collect()
 }
 
 /// One warning for the replicas on arm64 nodes whose engine publishes no

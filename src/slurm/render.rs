@@ -4,17 +4,17 @@
 //! and ports of its own on every node it shares with another replica. See
 //! docs/slurm.md and docs/serving.md.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::path::Path;
 
 use super::ports::PortBook;
 use crate::diag::{Code, Diag};
 use crate::inventory::Node;
 use crate::launch::{self, Platform, Ports, Role, Spec, quote, words};
 use crate::names::{self, Want};
-use crate::plan::{Entry, Kind, Plan};
-use crate::render::out::{File, HEADER, Status};
-use crate::render::{Endpoint, Job, Resolved};
+use crate::plan::{Entry, Kind};
+use crate::render::out::{File, HEADER};
+use crate::render::{Endpoint, Job, Rendered, Resolved};
 
 /// What `render slurm` is told besides the plan: sbatch options passed
 /// through, where logs go, and whether profiles' images run under pyxis.
@@ -33,13 +33,6 @@ pub struct Settings {
 /// Every task of a job learns the leader from `LLMGW_LEADER` (the job's
 /// first node, set by the script) and its rank from Slurm.
 const SLURM: Platform = Platform { leader: "LLMGW_LEADER", rank: "SLURM_NODEID" };
-
-/// What render writes: the scripts, their endpoints, what to warn of.
-pub struct Rendered<'a> {
-    pub scripts: Vec<File>,
-    pub endpoints: Vec<Endpoint<'a>>,
-    pub warnings: Vec<Diag>,
-}
 
 /// Job names (`llmgw-<model>-r<replica>`, cut and sanitised, kept apart by
 /// a hash where two would be equal), the same for render and `--stop`.
@@ -90,15 +83,12 @@ fn slurm_order(a: &str, b: &str) -> std::cmp::Ordering {
     split(a).cmp(&split(b)).then_with(|| a.cmp(b))
 }
 
-/// The scripts that run a resolved plan where it was placed, in plan order.
-/// `previous`: the ports the scripts of the last render into the output
-/// folder record, which replicas that run keep (see ports.rs).
-pub fn render<'a>(
-    r: &Resolved<'a>,
-    s: &Settings,
-    previous: &HashMap<(String, u32), Ports>,
-) -> Result<Rendered<'a>, Vec<Diag>> {
+/// The scripts that run a resolved plan where it was placed, in plan order;
+/// rendered into a folder (`dir`), `submit.sh` after them. Replicas that run
+/// keep the ports the folder's scripts record (see ports.rs).
+pub fn render<'a>(r: &Resolved<'a>, s: &Settings, dir: Option<&Path>) -> Result<Rendered<'a>, Vec<Diag>> {
     let mut errors = settings_values(s);
+    let previous = dir.map(super::ports::previous).unwrap_or_default();
     let names = crate::render::names_of(r, job_names);
     let mut book = PortBook::default();
     // What runs keeps its ports: replicas that run (rendered again, or left
@@ -109,56 +99,13 @@ pub fn render<'a>(
             book.book_all(&e.nodes.iter().map(|a| a.node.as_str()).collect::<Vec<_>>(), p);
         }
     }
-    let mut out = Rendered { scripts: Vec::new(), endpoints: Vec::new(), warnings: Vec::new() };
+    let mut out = Rendered::new("slurm", stream);
+    // A replica not rendered (pending, say) keeps its script as it is.
+    out.kept.extend(names.skipped.iter().map(|n| format!("{n}.sbatch")));
     out.warnings.extend(untyped_gres(r));
-    for (j, name) in r.jobs.iter().zip(names) {
-        if let Some(bad) = j.nodes.iter().find(|n| !plain(&n.id)) {
-            errors.push(
-                Diag::error(
-                    Code::CannotRender,
-                    format!(
-                        "{} r{}: node `{}` cannot be named in a #SBATCH line",
-                        j.entry.model, j.entry.replica, bad.id
-                    ),
-                )
-                .help("Slurm node names hold no spaces, quotes, commas or brackets"),
-            );
-            continue;
-        }
-        if let Some(g) = gres(j).filter(|g| !plain(g)) {
-            errors.push(
-                Diag::error(
-                    Code::CannotRender,
-                    format!(
-                        "{} r{}: the gres `{}` cannot be written in a #SBATCH line",
-                        j.entry.model,
-                        j.entry.replica,
-                        crate::term::escape(&g)
-                    ),
-                )
-                .help(
-                    "a gres type holds no spaces, quotes or commas; check the GPU names or the slurm/gres-type label",
-                ),
-            );
-            continue;
-        }
-        // pyxis splits --container-mounts at `,` and a mount at `:`: such a
-        // path would become other mounts (the host's /root, read-write).
-        if let (true, launch::Weights::Local(path)) = (s.pyxis, &j.weights)
-            && path.contains([',', ':'])
-        {
-            errors.push(
-                Diag::error(
-                    Code::CannotRender,
-                    format!(
-                        "{} r{}: the weights path `{}` holds `,` or `:`, which pyxis reads as mount separators",
-                        j.entry.model,
-                        j.entry.replica,
-                        crate::term::escape(path)
-                    ),
-                )
-                .help("move or link the weights to a path without `,` and `:`, or render without --container"),
-            );
+    for (j, name) in r.jobs.iter().zip(names.jobs) {
+        if let Some(d) = unwritable(j, s) {
+            errors.push(d);
             continue;
         }
         let node_ids: Vec<&str> = j.nodes.iter().map(|n| n.id.as_str()).collect();
@@ -187,14 +134,73 @@ pub fn render<'a>(
             url: url.clone(),
             engine: j.profile.engine.name,
         });
-        out.scripts.push(File {
+        out.push(Ok(File {
             name: format!("{name}.sbatch"),
             text: script(j, &name, ports, &url, s),
             model: Some(j.entry.model.clone()),
             replica: Some(j.entry.replica),
-        });
+        }));
     }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    if let Some(dir) = dir {
+        let submit = super::submit::file(r, dir, out.files().unwrap_or_default());
+        out.push(Ok(submit));
+    }
+    Ok(out)
+}
+
+/// Why a job's script cannot be written: a node, a gres or (under pyxis)
+/// a weights path its `#SBATCH` or `srun` lines cannot hold.
+fn unwritable(j: &Job<'_>, s: &Settings) -> Option<Diag> {
+    if let Some(bad) = j.nodes.iter().find(|n| !plain(&n.id)) {
+        return Some(
+            Diag::error(
+                Code::CannotRender,
+                format!("{} r{}: node `{}` cannot be named in a #SBATCH line", j.entry.model, j.entry.replica, bad.id),
+            )
+            .help("Slurm node names hold no spaces, quotes, commas or brackets"),
+        );
+    }
+    if let Some(g) = gres(j).filter(|g| !plain(g)) {
+        return Some(
+            Diag::error(
+                Code::CannotRender,
+                format!(
+                    "{} r{}: the gres `{}` cannot be written in a #SBATCH line",
+                    j.entry.model,
+                    j.entry.replica,
+                    crate::term::escape(&g)
+                ),
+            )
+            .help("a gres type holds no spaces, quotes or commas; check the GPU names or the slurm/gres-type label"),
+        );
+    }
+    // pyxis splits --container-mounts at `,` and a mount at `:`: such a
+    // path would become other mounts (the host's /root, read-write).
+    if let (true, launch::Weights::Local(path)) = (s.pyxis, &j.weights)
+        && path.contains([',', ':'])
+    {
+        return Some(
+            Diag::error(
+                Code::CannotRender,
+                format!(
+                    "{} r{}: the weights path `{}` holds `,` or `:`, which pyxis reads as mount separators",
+                    j.entry.model,
+                    j.entry.replica,
+                    crate::term::escape(path)
+                ),
+            )
+            .help("move or link the weights to a path without `,` and `:`, or render without --container"),
+        );
+    }
+    None
+}
+
+/// The scripts as one stream: one after another.
+fn stream(files: &[File]) -> String {
+    files.iter().map(|f| f.text.as_str()).collect::<Vec<_>>().join("\n")
 }
 
 /// Whether the replica starts as an MPI job of one task a GPU:
@@ -479,70 +485,6 @@ fn pyxis(t: &mut String, srun: &mut String, j: &Job<'_>, s: &Settings, image: &s
     if let crate::launch::Weights::Local(path) = &j.weights {
         let _ = write!(srun, ",{}", quote(&format!("{path}:{path}:ro")));
     }
-}
-
-/// The script `render slurm -o DIR` writes beside the jobs' scripts.
-pub const SUBMIT: &str = "submit.sh";
-
-/// `submit.sh`: `sbatch` of exactly the scripts of replicas this plan newly
-/// places (those that run already are not submitted again); a placed
-/// replica whose script changed is cancelled by name first.
-pub fn submit_script(r: &Resolved<'_>, files: &[File], status: &[Status], user: &str) -> String {
-    let mut t = format!("#!/bin/sh\n{HEADER} slurm; the next render into this folder replaces or removes it.\n");
-    t.push_str("# Submits the replicas this plan newly places; replicas that run already are left running.\n");
-    t.push_str("set -e\ncd \"$(dirname \"$0\")\"\n");
-    let at: HashMap<(&str, u32), usize> =
-        files.iter().enumerate().filter_map(|(k, f)| Some(((f.model.as_deref()?, f.replica?), k))).collect();
-    for j in r.jobs.iter().filter(|j| j.entry.kind == Kind::Placed) {
-        let Some(&k) = at.get(&(j.entry.model.as_str(), j.entry.replica)) else { continue };
-        let name = files[k].name.trim_end_matches(".sbatch");
-        if status[k] == Status::Changed {
-            let _ = writeln!(t, "scancel --name={} --user={user}", quote(name));
-        }
-        let _ = writeln!(t, "sbatch {}", quote(&files[k].name));
-    }
-    t
-}
-
-/// How `--stop` names the jobs to cancel.
-pub struct Cancel<'i> {
-    /// An inventory imported with `--jobs`: the job ids of its replicas.
-    pub inventory: Option<&'i crate::inventory::Inventory>,
-    /// The submitting user as a shell word, for the replicas cancelled by name.
-    pub user: String,
-}
-
-/// `scancel` lines for what NEW stops running of OLD: by job id where the
-/// inventory knows the replica's job, else by name and user (a name alone
-/// would cancel another user's job of that name).
-pub fn stop_lines(old: &Plan, stopped: &std::collections::HashSet<*const Entry>, by: &Cancel<'_>) -> String {
-    let mut ids: std::collections::HashMap<(&str, u32), std::collections::BTreeSet<u64>> =
-        std::collections::HashMap::new();
-    for n in by.inventory.iter().flat_map(|i| &i.nodes) {
-        for a in &n.allocations {
-            if let Some(j) = a.job {
-                ids.entry((a.model.as_str(), a.replica)).or_default().insert(j);
-            }
-        }
-    }
-    let all: Vec<&Entry> = old.entries.iter().collect();
-    let mut out = String::new();
-    for (e, name) in all.iter().zip(job_names(&all)) {
-        if !stopped.contains(&std::ptr::from_ref(*e)) {
-            continue;
-        }
-        match ids.get(&(e.model.as_str(), e.replica)) {
-            Some(jobs) => {
-                for j in jobs {
-                    let _ = writeln!(out, "scancel {j}");
-                }
-            }
-            None => {
-                let _ = writeln!(out, "scancel --name={} --user={}", quote(&name), by.user);
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use crate::launch::{self, Platform, Ports, Role};
 use crate::names::{self, Want, label_value};
 use crate::plan::{Entry, Plan};
 use crate::render::out::{File, HEADER};
-use crate::render::{Endpoint, Job, Resolved};
+use crate::render::{Endpoint, Job, Rendered, Resolved};
 use service::service;
 
 /// What `render kubernetes` is told besides the plan.
@@ -106,14 +106,15 @@ impl Object {
 
     /// Its file under `-o DIR`.
     pub fn file_name(&self) -> String {
-        match self {
-            Object::Service(_) => format!("service-{}.yaml", self.name()),
-            Object::ClaimTemplate(_) => format!("resourceclaimtemplate-{}.yaml", self.name()),
-            Object::ComputeDomain(_) => format!("computedomain-{}.yaml", self.name()),
-            Object::InferencePool(_) => format!("inferencepool-{}.yaml", self.name()),
-            Object::HttpRoute(_) => format!("httproute-{}.yaml", self.name()),
-            Object::Deployment(_) | Object::LeaderWorkerSet(_) => format!("{}.yaml", self.name()),
-        }
+        let kind = match self {
+            Object::Service(_) => SERVICE,
+            Object::ClaimTemplate(_) => CLAIM_TEMPLATE,
+            Object::ComputeDomain(_) => COMPUTE_DOMAIN,
+            Object::InferencePool(_) => POOL,
+            Object::HttpRoute(_) => ROUTE,
+            Object::Deployment(_) | Object::LeaderWorkerSet(_) => WORKLOAD,
+        };
+        file_name(kind, self.name())
     }
 
     pub fn yaml(&self) -> Result<String, String> {
@@ -137,71 +138,43 @@ impl Object {
     }
 }
 
-/// What render writes: the objects, their endpoints, and what to warn of.
-pub struct Rendered<'a> {
-    /// Each object as written: made into YAML as soon as it is built, so
-    /// 20,000 pod specs are never all held at once.
-    pub objects: Vec<Written>,
-    pub endpoints: Vec<Endpoint<'a>>,
-    pub warnings: Vec<Diag>,
+/// What each kind of object's file name begins with under `-o DIR`.
+const WORKLOAD: &str = "";
+const SERVICE: &str = "service-";
+const CLAIM_TEMPLATE: &str = "resourceclaimtemplate-";
+const COMPUTE_DOMAIN: &str = "computedomain-";
+const POOL: &str = "inferencepool-";
+const ROUTE: &str = "httproute-";
+
+/// The file of an object of a kind (its prefix) and name.
+fn file_name(kind: &str, name: &str) -> String {
+    format!("{kind}{name}.yaml")
 }
 
-/// One object, serialised: its file's text (the header line, then the
-/// YAML), written once into a buffer sized for a pod spec.
-pub struct Written {
-    pub file_name: String,
-    pub name: String,
-    text: Result<String, String>,
-    pub model: Option<String>,
-    pub replica: Option<u32>,
-}
-
+/// What a file begins with: the header line, before the object's YAML.
 const FILE_HEADER: &str = "kubernetes; the next render into this folder replaces or removes it.\n";
 
-impl Written {
-    fn of(o: &Object) -> Written {
-        let (model, replica) = o.replica();
-        let mut text = String::with_capacity(4096);
-        text.push_str(HEADER);
-        text.push(' ');
-        text.push_str(FILE_HEADER);
-        let text = o.yaml_into(&mut text).map(|()| text);
-        Written { file_name: o.file_name(), name: o.name().to_string(), text, model, replica }
-    }
-
-    fn text(&self) -> Result<&str, Diag> {
-        self.text.as_deref().map_err(|e| Diag::error(Code::Io, format!("cannot write {}: {e}", self.name)))
-    }
-
-    fn yaml(&self) -> Result<&str, Diag> {
-        self.text().map(|t| &t[HEADER.len() + 1 + FILE_HEADER.len()..])
-    }
+/// One object, serialised as soon as it is built (so 20,000 pod specs are
+/// never all held at once): its file's text (the header line, then the
+/// YAML), written once into a buffer sized for a pod spec.
+fn file(o: &Object) -> Result<File, Diag> {
+    let (model, replica) = o.replica();
+    let mut text = String::with_capacity(4096);
+    text.push_str(HEADER);
+    text.push(' ');
+    text.push_str(FILE_HEADER);
+    o.yaml_into(&mut text).map_err(|e| Diag::error(Code::Io, format!("cannot write {}: {e}", o.name())))?;
+    Ok(File { name: o.file_name(), text, model, replica })
 }
 
-impl Rendered<'_> {
-    /// One YAML stream, or one file per object.
-    pub fn stream(&self) -> Result<String, Diag> {
-        let mut s = format!("{HEADER} kubernetes.\n");
-        for o in &self.objects {
-            s.push_str("---\n");
-            s.push_str(o.yaml()?);
-        }
-        Ok(s)
+/// The files as one YAML stream: one header line, then each object.
+fn stream(files: &[File]) -> String {
+    let mut s = format!("{HEADER} kubernetes.\n");
+    for f in files {
+        s.push_str("---\n");
+        s.push_str(&f.text[HEADER.len() + 1 + FILE_HEADER.len()..]);
     }
-
-    pub fn files(&self) -> Result<Vec<File>, Diag> {
-        self.objects
-            .iter()
-            .map(|o| {
-                Ok(File {
-                    name: o.file_name.clone(),
-                    text: o.text()?.to_string(),
-                    model: o.model.clone(),
-                    replica: o.replica,
-                })
-            })
-            .collect()
-    }
+    s
 }
 
 /// The platform's view of a multi-node group: LWS gives every pod the
@@ -217,10 +190,24 @@ const GRACE_S: i64 = 120;
 /// The files a replica's objects are written to under `-o DIR`, by its
 /// workload's name: its workload, and the claim templates and
 /// ComputeDomain it may have.
-pub fn replica_files(workload: &str) -> Vec<String> {
-    let mut out = vec![format!("{workload}.yaml"), format!("computedomain-{workload}.yaml")];
+fn replica_files(workload: &str) -> Vec<String> {
+    let mut out = vec![file_name(WORKLOAD, workload), file_name(COMPUTE_DOMAIN, workload)];
     for role in [Role::Single, Role::Leader, Role::Worker] {
-        out.push(format!("resourceclaimtemplate-{}.yaml", claims::template_name(workload, role)));
+        out.push(file_name(CLAIM_TEMPLATE, &claims::template_name(workload, role)));
+    }
+    out
+}
+
+/// The files a model's objects are written to under `-o DIR`, by its
+/// Service's name: its Service, and its pool and route when they are
+/// asked for.
+fn model_files(service: &str, gateway: Option<&gateway::Gateway>) -> Vec<String> {
+    let mut out = vec![file_name(SERVICE, service)];
+    if let Some(g) = gateway {
+        out.push(file_name(POOL, service));
+        if g.parent.is_some() {
+            out.push(file_name(ROUTE, service));
+        }
     }
     out
 }
@@ -299,25 +286,37 @@ fn running_models<'e>(entries: &[&'e Entry]) -> Vec<(&'e str, bool)> {
     models
 }
 
-/// The objects that run a resolved plan where it was placed.
-pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
+/// The objects that run a resolved plan where it was placed, and the
+/// files of what it does not render; with DRA, refused (nothing rendered)
+/// where a claim could not admit exactly the planned GPUs.
+pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Result<Rendered<'a>, Vec<Diag>> {
+    if s.devices == Devices::Dra {
+        let mut unpinnable = claims::unpinnable(r);
+        // A selector the API would refuse: refused here, nothing written.
+        unpinnable.extend(claims::too_long(r, s));
+        if !unpinnable.is_empty() {
+            return Err(unpinnable);
+        }
+    }
     let names = crate::render::names_of(r, workload_names);
     let all: Vec<&Entry> = r.plan.entries.iter().collect();
     let services = services(&all);
     let models: Vec<&str> = services.iter().map(|(m, _)| *m).collect();
     let labels = model_labels(&running_models(&all));
-    let mut out = Rendered { objects: Vec::new(), endpoints: Vec::new(), warnings: Vec::new() };
+    let mut out = Rendered::new("kubernetes", stream);
+    // A replica not rendered (pending, say) keeps its files as they are.
+    out.kept.extend(names.skipped.iter().flat_map(|n| replica_files(n)));
     let mut no_rdma = Vec::new();
-    let mut apart = Vec::new();
-    for (j, name) in r.jobs.iter().zip(names) {
+    let (mut apart, mut pools) = (Vec::new(), Vec::new());
+    for (j, name) in r.jobs.iter().zip(names.jobs) {
         let ctx = Ctx { job: j, name, model_label: &labels[j.entry.model.as_str()], settings: s };
         if j.nodes.len() > 1 && !j.hcas.is_empty() && s.rdma.is_none() {
             no_rdma.push(format!("{} r{}", j.entry.model, j.entry.replica));
         }
         for o in ctx.devices() {
-            out.objects.push(Written::of(&o));
+            out.push(file(&o));
         }
-        out.objects.push(Written::of(&ctx.object()));
+        out.push(file(&ctx.object()));
     }
     // Each model's rendered replicas, grouped once (a catalog may hold
     // thousands of models).
@@ -327,8 +326,11 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
     }
     for (m, svc) in services {
         // A model none of whose replicas is rendered here (all pending, say)
-        // keeps its Service file as it is.
-        let Some(jobs) = by_model.get(m) else { continue };
+        // keeps its Service's file (and its pool's and route's) as it is.
+        let Some(jobs) = by_model.get(m) else {
+            out.kept.extend(model_files(&svc, s.gateway.as_ref()));
+            continue;
+        };
         let first = Ports::defaults(jobs[0].profile).http;
         let url = match &s.namespace {
             Some(ns) => format!("http://{svc}.{ns}.svc:{first}"),
@@ -342,13 +344,7 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
                 engine: j.profile.engine.name,
             });
         }
-        out.objects.push(Written::of(&Object::Service(Box::new(service(
-            m,
-            &labels[&m],
-            svc.clone(),
-            first,
-            s.namespace.clone(),
-        )))));
+        out.push(file(&Object::Service(Box::new(service(m, &labels[&m], svc.clone(), first, s.namespace.clone())))));
         if let Some(g) = &s.gateway {
             let ports: std::collections::BTreeSet<u16> = jobs.iter().map(|j| Ports::defaults(j.profile).http).collect();
             if ports.len() > 1 {
@@ -357,13 +353,15 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
             }
             let pool =
                 gateway::Pool { model: m, label: &labels[&m], name: &svc, port: first, namespace: s.namespace.clone() };
-            out.objects.push(Written::of(&Object::InferencePool(Box::new(pool.pool(g)))));
+            out.push(file(&Object::InferencePool(Box::new(pool.pool(g)))));
             if let Some(parent) = &g.parent {
-                out.objects.push(Written::of(&Object::HttpRoute(Box::new(pool.route(parent, &g.route_timeout)))));
+                out.push(file(&Object::HttpRoute(Box::new(pool.route(parent, &g.route_timeout)))));
             }
+            pools.push(svc);
         }
     }
-    let gateway_warnings = gateway::warnings(&out.objects, s.gateway.as_ref(), &apart, &models);
+    let pools: Vec<&str> = pools.iter().map(String::as_str).collect();
+    let gateway_warnings = gateway::warnings(&pools, s.gateway.as_ref(), &apart, &models);
     out.warnings.extend(gateway_warnings);
     out.warnings.extend(domain::shared_nodes(&r.jobs));
     if !no_rdma.is_empty() {
@@ -379,7 +377,7 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
         );
     }
     out.endpoints.sort_by(|a, b| (a.model, a.replica).cmp(&(b.model, b.replica)));
-    out
+    Ok(out)
 }
 
 /// What `render kubernetes --stop` is told besides the plans.
