@@ -5,18 +5,20 @@
 //! `workload` (where they may run and what they ask for in `scheduling`),
 //! the Services in `service`, DRA claim templates in `claims`, NVLink
 //! domains' ComputeDomains in `domain`, the InferencePools and HTTPRoutes
-//! a gateway routes by in `gateway`. See docs/kubernetes.md and
-//! docs/serving.md.
+//! a gateway routes by in `gateway`; what they and their files are called
+//! in `naming`, and `--stop`'s delete lines in `stop`. See
+//! docs/kubernetes.md and docs/serving.md.
 
 pub mod claims;
 pub mod domain;
 pub mod gateway;
+mod naming;
 mod scheduling;
 mod service;
+mod stop;
 mod workload;
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
@@ -25,12 +27,17 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::lws::LeaderWorkerSet;
 use crate::diag::{Code, Diag};
-use crate::launch::{self, Platform, Ports, Role};
-use crate::names::{self, Want, label_value};
-use crate::plan::{Entry, Plan};
+use crate::launch::{Platform, Ports};
+use crate::names::label_value;
+use crate::plan::Entry;
 use crate::render::out::{File, HEADER};
 use crate::render::{Endpoint, Job, Rendered, Resolved};
+use naming::{
+    CLAIM_TEMPLATE, COMPUTE_DOMAIN, POOL, ROUTE, SERVICE, WORKLOAD, file_name, model_files, model_labels,
+    replica_files, running_models, services, workload_names,
+};
 use service::service;
+pub use stop::{Stop, stop_lines};
 
 /// What `render kubernetes` is told besides the plan.
 #[derive(Default)]
@@ -138,19 +145,6 @@ impl Object {
     }
 }
 
-/// What each kind of object's file name begins with under `-o DIR`.
-const WORKLOAD: &str = "";
-const SERVICE: &str = "service-";
-const CLAIM_TEMPLATE: &str = "resourceclaimtemplate-";
-const COMPUTE_DOMAIN: &str = "computedomain-";
-const POOL: &str = "inferencepool-";
-const ROUTE: &str = "httproute-";
-
-/// The file of an object of a kind (its prefix) and name.
-fn file_name(kind: &str, name: &str) -> String {
-    format!("{kind}{name}.yaml")
-}
-
 /// What a file begins with: the header line, before the object's YAML.
 const FILE_HEADER: &str = "kubernetes; the next render into this folder replaces or removes it.\n";
 
@@ -186,105 +180,6 @@ const HF_CACHE: &str = "/var/cache/llmgw/huggingface";
 
 /// Seconds a deleted pod's engine has to finish the requests in flight.
 const GRACE_S: i64 = 120;
-
-/// The files a replica's objects are written to under `-o DIR`, by its
-/// workload's name: its workload, and the claim templates and
-/// ComputeDomain it may have.
-fn replica_files(workload: &str) -> Vec<String> {
-    let mut out = vec![file_name(WORKLOAD, workload), file_name(COMPUTE_DOMAIN, workload)];
-    for role in [Role::Single, Role::Leader, Role::Worker] {
-        out.push(file_name(CLAIM_TEMPLATE, &claims::template_name(workload, role)));
-    }
-    out
-}
-
-/// The files a model's objects are written to under `-o DIR`, by its
-/// Service's name: its Service, and its pool and route when they are
-/// asked for.
-fn model_files(service: &str, gateway: Option<&gateway::Gateway>) -> Vec<String> {
-    let mut out = vec![file_name(SERVICE, service)];
-    if let Some(g) = gateway {
-        out.push(file_name(POOL, service));
-        if g.parent.is_some() {
-            out.push(file_name(ROUTE, service));
-        }
-    }
-    out
-}
-
-/// The workload names of a plan's replicas (Deployments up to 63
-/// characters, LeaderWorkerSets up to 45: their StatefulSets' pod names
-/// and revision labels append to it), the same for render and `--stop`.
-pub fn workload_names(entries: &[&Entry]) -> Vec<String> {
-    let wants: Vec<Want> = entries
-        .iter()
-        .map(|e| Want {
-            identity: format!("{}/{}", e.model, e.replica),
-            head: names::dns(&format!("llmgw-{}", e.model)),
-            suffix: format!("-r{}", e.replica),
-            max: if e.nodes.len() > 1 { 45 } else { 63 },
-            running: e.kind == crate::plan::Kind::Existing,
-        })
-        .collect();
-    names::unique(&wants)
-}
-
-/// Label values of the models, kept apart where sanitising makes two alike
-/// (a model that runs keeps its value, as its Deployment keeps its name).
-fn model_labels<'m>(models: &[(&'m str, bool)]) -> BTreeMap<&'m str, String> {
-    let wants: Vec<Want> = models
-        .iter()
-        .map(|(m, running)| {
-            let v = label_value(m);
-            Want {
-                identity: (*m).to_string(),
-                head: if v.is_empty() { "model".into() } else { v },
-                suffix: String::new(),
-                max: 63,
-                running: *running,
-            }
-        })
-        .collect();
-    let models: Vec<&str> = models.iter().map(|(m, _)| *m).collect();
-    models.iter().copied().zip(names::unique(&wants)).collect()
-}
-
-/// The models of a plan in the order they first appear, each with its
-/// Service's name: given out over every model the plan runs (rendered or
-/// not), so names and labels never change with which replicas render.
-pub fn services<'e>(entries: &[&'e Entry]) -> Vec<(&'e str, String)> {
-    let models = running_models(entries);
-    let wants: Vec<Want> = models
-        .iter()
-        .map(|(m, running)| Want {
-            identity: (*m).to_string(),
-            head: names::dns(&format!("llmgw-{m}")),
-            suffix: String::new(),
-            max: 63,
-            running: *running,
-        })
-        .collect();
-    let models: Vec<&str> = models.into_iter().map(|(m, _)| m).collect();
-    models.into_iter().zip(names::unique(&wants)).collect()
-}
-
-/// The models of a plan in the order they first appear, each with whether
-/// a replica of it runs already.
-fn running_models<'e>(entries: &[&'e Entry]) -> Vec<(&'e str, bool)> {
-    let mut models: Vec<(&str, bool)> = Vec::new();
-    let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for e in entries {
-        let running = e.kind == crate::plan::Kind::Existing;
-        match at.get(e.model.as_str()) {
-            Some(&i) => models[i].1 |= running,
-            None => {
-                at.insert(&e.model, models.len());
-                models.push((&e.model, running));
-            }
-        }
-    }
-    models
-}
 
 /// The objects that run a resolved plan where it was placed, and the
 /// files of what it does not render; with DRA, refused (nothing rendered)
@@ -378,66 +273,6 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Result<Rendered<'a>, Vec<Di
     }
     out.endpoints.sort_by(|a, b| (a.model, a.replica).cmp(&(b.model, b.replica)));
     Ok(out)
-}
-
-/// What `render kubernetes --stop` is told besides the plans.
-pub struct Stop<'a> {
-    pub namespace: Option<&'a str>,
-    pub settings: &'a Settings,
-    /// Which replicas ran in an NVLink domain: without it, no
-    /// ComputeDomain is named (a cluster without NVIDIA's DRA driver has
-    /// no such kind, and `kubectl delete` of one fails).
-    pub inventory: Option<&'a crate::inventory::Inventory>,
-}
-
-/// `kubectl delete` lines for everything render wrote for what NEW stops
-/// running of OLD: each stopped replica's workload, its ComputeDomain and
-/// its DRA claim templates; and for a model NEW runs no replica of at
-/// all, its Service, pool and route.
-pub fn stop_lines(old: &Plan, new: &Plan, stopped: &std::collections::HashSet<*const Entry>, s: &Stop<'_>) -> String {
-    let all: Vec<&Entry> = old.entries.iter().collect();
-    let names = workload_names(&all);
-    let ns = s.namespace.map(|n| format!(" -n {}", launch::quote(n))).unwrap_or_default();
-    let mut out = String::new();
-    for (e, name) in all.iter().zip(names) {
-        if !stopped.contains(&std::ptr::from_ref(*e)) {
-            continue;
-        }
-        let kind = if e.nodes.len() > 1 { "leaderworkerset" } else { "deployment" };
-        let _ = writeln!(out, "kubectl delete {kind}/{name}{ns}");
-        let nvlink = s.inventory.is_some_and(|inv| {
-            let nodes: Vec<&crate::inventory::Node> =
-                e.nodes.iter().filter_map(|a| crate::render::check::find(inv, &a.node)).collect();
-            nodes.len() == e.nodes.len() && crate::render::nvlink(e, &nodes).is_some()
-        });
-        if nvlink {
-            let _ = writeln!(out, "kubectl delete computedomain.resource.nvidia.com/{name}{ns} --ignore-not-found");
-        }
-        let gpus = e.nodes.iter().any(|a| !a.gpus.is_empty());
-        if s.settings.devices == Devices::Dra && gpus {
-            let roles: &[Role] = if e.nodes.len() > 1 { &[Role::Leader, Role::Worker] } else { &[Role::Single] };
-            for role in roles {
-                // Not every replica has one (AMD GPUs are not claimed).
-                let t = claims::template_name(&name, *role);
-                let _ = writeln!(out, "kubectl delete resourceclaimtemplate/{t}{ns} --ignore-not-found");
-            }
-        }
-    }
-    // What a model has once, for a model NEW no longer runs at all.
-    let kept: std::collections::HashSet<&str> = new.entries.iter().map(|e| e.model.as_str()).collect();
-    for (m, name) in services(&all) {
-        if kept.contains(m) {
-            continue;
-        }
-        let _ = writeln!(out, "kubectl delete service/{name}{ns}");
-        if let Some(g) = &s.settings.gateway {
-            let _ = writeln!(out, "kubectl delete inferencepool.inference.networking.k8s.io/{name}{ns}");
-            if g.parent.is_some() {
-                let _ = writeln!(out, "kubectl delete httproute.gateway.networking.k8s.io/{name}{ns}");
-            }
-        }
-    }
-    out
 }
 
 /// One job and what its objects share.
