@@ -11,7 +11,6 @@ use super::ports::PortBook;
 use crate::diag::{Code, Diag};
 use crate::inventory::Node;
 use crate::launch::{self, Platform, Ports, Role, Spec, quote, words};
-use crate::names::{self, Want};
 use crate::plan::{Entry, Kind};
 use crate::render::out::{File, HEADER};
 use crate::render::{Endpoint, Job, Rendered, Resolved};
@@ -33,23 +32,6 @@ pub struct Settings {
 /// Every task of a job learns the leader from `LLMGW_LEADER` (the job's
 /// first node, set by the script) and its rank from Slurm.
 const SLURM: Platform = Platform { leader: "LLMGW_LEADER", rank: "SLURM_NODEID" };
-
-/// Job names (`llmgw-<model>-r<replica>`, cut and sanitised, kept apart by
-/// a hash where two would be equal), the same for render and `--stop`.
-pub fn job_names(entries: &[&Entry]) -> Vec<String> {
-    let wants: Vec<Want> = entries
-        .iter()
-        .map(|e| Want {
-            identity: format!("{}/{}", e.model, e.replica),
-            head: format!("llmgw-{}", names::job(&e.model)),
-            suffix: format!("-r{}", e.replica),
-            // Within a file name's 255 bytes, with room for `.sbatch`.
-            max: 128,
-            running: e.kind == crate::plan::Kind::Existing,
-        })
-        .collect();
-    names::unique(&wants)
-}
 
 /// The comment that says which replica a job is: authoritative where the
 /// job name was cut. Names are written as they are where they hold only
@@ -89,7 +71,7 @@ fn slurm_order(a: &str, b: &str) -> std::cmp::Ordering {
 pub fn render<'a>(r: &Resolved<'a>, s: &Settings, dir: Option<&Path>) -> Result<Rendered<'a>, Vec<Diag>> {
     let mut errors = settings_values(s);
     let previous = dir.map(super::ports::previous).unwrap_or_default();
-    let names = crate::render::names_of(r, job_names);
+    let names = crate::render::names_of(r, super::submit::job_names);
     let mut book = PortBook::default();
     // What runs keeps its ports: replicas that run (rendered again, or left
     // as they are) book theirs before any new one is given one.

@@ -1,15 +1,33 @@
-//! What starts and stops the jobs `render slurm` writes: the `submit.sh`
+//! How the jobs `render slurm` writes are named, started and stopped:
+//! their job names (by which `scancel --name` finds them), the `submit.sh`
 //! it writes beside their scripts, and the `scancel` lines of `--stop`.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::render::job_names;
 use crate::launch::quote;
+use crate::names::{self, Want};
 use crate::plan::{Entry, Kind, Plan};
 use crate::render::Resolved;
 use crate::render::out::{self, File, HEADER, Status};
+
+/// Job names (`llmgw-<model>-r<replica>`, cut and sanitised, kept apart by
+/// a hash where two would be equal), the same for render and `--stop`.
+pub fn job_names(entries: &[&Entry]) -> Vec<String> {
+    let wants: Vec<Want> = entries
+        .iter()
+        .map(|e| Want {
+            identity: format!("{}/{}", e.model, e.replica),
+            head: format!("llmgw-{}", names::job(&e.model)),
+            suffix: format!("-r{}", e.replica),
+            // Within a file name's 255 bytes, with room for `.sbatch`.
+            max: 128,
+            running: e.kind == crate::plan::Kind::Existing,
+        })
+        .collect();
+    names::unique(&wants)
+}
 
 /// Who submitted the jobs `scancel --name` is to cancel, as a shell word:
 /// this user, as `$USER` or `$LOGNAME` name them, else the numeric uid
