@@ -1,7 +1,6 @@
 //! `render`: what runs a plan where it was placed, checked against the
 //! inventory first; and `--stop`: what to stop when a new plan replaces it.
 
-use std::fmt::Write as _;
 use std::io::Write;
 
 use crate::cli;
@@ -10,7 +9,7 @@ use crate::exit::{Exit, Outcome};
 use crate::load;
 use crate::output::Sink;
 use crate::plan::Plan;
-use crate::render::out::{self, File, Target};
+use crate::render::out::{self, Target};
 use crate::render::{self, Rendered, Resolved};
 
 /// The plan, catalog and inventory every render starts from.
@@ -124,7 +123,7 @@ fn render_into(
 /// endpoints file when asked for; then says what it did.
 fn finish(target: &Target, r: &Rendered<'_>, a: &cli::RenderArgs, unplaced: &[crate::plan::Unplaced]) -> Outcome {
     if let (Target::Dir(dir), Some(path)) = (target, a.endpoints.as_deref())
-        && inside(path, dir)
+        && out::inside(path, dir)
     {
         let shown = |p: &std::path::Path| crate::term::escape(&p.display().to_string()).into_owned();
         return Err(Diag::error(
@@ -168,135 +167,20 @@ fn finish(target: &Target, r: &Rendered<'_>, a: &cli::RenderArgs, unplaced: &[cr
                         .help("write the endpoints again: render the same plan into the same folder (it changes no file) with --endpoints")
                 })?;
             }
-            print(&report_text(dir, files, &report, unplaced, a.format == Some(cli::OutputFormat::Json)))
+            print(&out::report_text(dir, files, &report, unplaced, a.format == Some(cli::OutputFormat::Json)))
         }
         (_, Some(text), _) => {
             if let Some((_, sink)) = endpoints {
                 sink.finish()?;
             }
             // The manifests go to stdout; what the plan left out, beside them.
-            if let Some(line) = unplaced_line(unplaced) {
+            if let Some(line) = out::unplaced_line(unplaced) {
                 eprintln!("{}", crate::term::escape(&line));
             }
             print(&text)
         }
         _ => Ok(Exit::Success),
     }
-}
-
-/// Whether `path` (as the file it names once links are followed) lies in
-/// `dir` or below it.
-fn inside(path: &std::path::Path, dir: &std::path::Path) -> bool {
-    let real = |p: &std::path::Path| -> Option<std::path::PathBuf> {
-        if let Ok(c) = std::fs::canonicalize(p) {
-            return Some(c);
-        }
-        // Not there yet: its folder's real path, and its name.
-        let parent = p.parent().filter(|q| !q.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        let base = std::fs::canonicalize(parent).ok().or_else(|| std::path::absolute(parent).ok())?;
-        Some(p.file_name().map_or(base.clone(), |n| base.join(n)))
-    };
-    match (real(path), real(dir)) {
-        (Some(p), Some(d)) => p.starts_with(&d),
-        _ => false,
-    }
-}
-
-/// Past this many files, the report gives totals instead of a line each.
-const LINES: usize = 50;
-
-/// One line per file (`new`, `changed`, `unchanged`, `removed`), or past
-/// 50 files the totals; then the replicas the plan left unplaced. As JSON:
-/// `{"files": [{"path", "status", "model", "replica"}], "totals": {...},
-/// "unplaced": [{"model", "replica", "through"}]}`.
-fn report_text(
-    dir: &std::path::Path,
-    files: &[File],
-    report: &out::Report,
-    unplaced: &[crate::plan::Unplaced],
-    json: bool,
-) -> String {
-    let path = |name: &str| dir.join(name).display().to_string();
-    let mut totals = [0usize; 4];
-    for (_, status) in report {
-        totals[*status as usize] += 1;
-    }
-    let statuses = [out::Status::New, out::Status::Changed, out::Status::Unchanged, out::Status::Removed];
-    if json {
-        let by_name: std::collections::HashMap<&str, &File> = files.iter().map(|f| (f.name.as_str(), f)).collect();
-        let list: Vec<serde_json::Value> = report
-            .iter()
-            .map(|(name, status)| {
-                let f = by_name.get(name.as_str()).copied();
-                serde_json::json!({
-                    "path": path(name),
-                    "status": status,
-                    "model": f.and_then(|f| f.model.clone()),
-                    "replica": f.and_then(|f| f.replica),
-                })
-            })
-            .collect();
-        let totals: serde_json::Map<String, serde_json::Value> =
-            statuses.iter().map(|s| (s.as_str().to_string(), totals[*s as usize].into())).collect();
-        let left: Vec<serde_json::Value> = unplaced
-            .iter()
-            .map(|u| {
-                let mut v = serde_json::json!({"model": u.model, "replica": u.replica});
-                if u.through != u.replica {
-                    v["through"] = u.through.into();
-                }
-                v
-            })
-            .collect();
-        let doc = serde_json::json!({ "files": list, "totals": totals, "unplaced": left });
-        let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        s.push('\n');
-        return s;
-    }
-    let mut s = String::new();
-    if report.len() <= LINES {
-        for (name, status) in report {
-            let why = if *status == out::Status::Removed { " (no longer in the plan)" } else { "" };
-            let _ = writeln!(s, "{} {}{why}", status.as_str(), crate::term::escape(&path(name)));
-        }
-    } else {
-        let parts: Vec<String> =
-            statuses.iter().map(|st| format!("{} {}", totals[*st as usize], st.as_str())).collect();
-        let _ = writeln!(
-            s,
-            "{} files in {}: {} (--format json lists each)",
-            report.len(),
-            crate::term::escape(&dir.display().to_string()),
-            parts.join(", ")
-        );
-    }
-    if let Some(line) = unplaced_line(unplaced) {
-        let _ = writeln!(s, "{}", crate::term::escape(&line));
-    }
-    s
-}
-
-/// "the plan leaves 3 replicas unplaced: llama-3.1-405b replicas 1-2,
-/// deepseek-v3 replica 0"; `None` when it places every one.
-fn unplaced_line(unplaced: &[crate::plan::Unplaced]) -> Option<String> {
-    const SHOWN: usize = 10;
-    if unplaced.is_empty() {
-        return None;
-    }
-    let count: u64 = unplaced.iter().map(|u| u64::from(u.through - u.replica) + 1).sum();
-    let mut runs: Vec<String> = unplaced
-        .iter()
-        .take(SHOWN)
-        .map(|u| match u.through == u.replica {
-            true => format!("{} replica {}", u.model, u.replica),
-            false => format!("{} replicas {}-{}", u.model, u.replica, u.through),
-        })
-        .collect();
-    if unplaced.len() > SHOWN {
-        runs.push(format!("and {} more runs", unplaced.len() - SHOWN));
-    }
-    let noun = if count == 1 { "replica" } else { "replicas" };
-    Some(format!("the plan leaves {count} {noun} unplaced, not rendered: {}", runs.join(", ")))
 }
 
 fn print(text: &str) -> Outcome {
