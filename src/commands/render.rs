@@ -1,7 +1,6 @@
 //! `render`: what runs a plan where it was placed, checked against the
 //! inventory first; and `--stop`: what to stop when a new plan replaces it.
 
-use std::fmt::Write as _;
 use std::io::Write;
 
 use crate::cli;
@@ -10,8 +9,8 @@ use crate::exit::{Exit, Outcome};
 use crate::load;
 use crate::output::Sink;
 use crate::plan::Plan;
-use crate::render::out::{self, File, Target};
-use crate::render::{self, Endpoint, Resolved};
+use crate::render::out::{self, Target};
+use crate::render::{self, Rendered, Resolved};
 
 /// The plan, catalog and inventory every render starts from.
 struct Inputs {
@@ -71,62 +70,18 @@ pub fn kubernetes(a: &cli::RenderKubernetesArgs) -> Outcome {
         );
         return print(&lines);
     }
-    let target = out::target(a.common.output.as_deref())?;
-    let inp = inputs(&a.common)?;
-    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory, a.common.allow_stale, true)?;
-    crate::report::diagnostics::eprint(&resolved.warnings);
-    let _lock = match &target {
-        Target::Dir(dir) => Some(out::lock(dir)?),
-        Target::Stdout => None,
-    };
-    if settings.devices == k8s::Devices::Dra {
-        let mut unpinnable = k8s::claims::unpinnable(&resolved);
-        // A selector the API would refuse: refused here, nothing written.
-        unpinnable.extend(k8s::claims::too_long(&resolved, &settings));
-        if !unpinnable.is_empty() {
-            return Err(unpinnable.into());
-        }
-    }
-    let r = k8s::render(&resolved, &settings);
-    crate::report::diagnostics::eprint(&r.warnings);
-    let mut keep: Vec<String> =
-        kept(&resolved, k8s::workload_names).iter().flat_map(|n| k8s::replica_files(n)).collect();
-    // The Service of a model with nothing rendered (every replica pending)
-    // stays too.
-    let all: Vec<&crate::plan::Entry> = resolved.plan.entries.iter().collect();
-    let rendered: std::collections::HashSet<&str> = resolved.jobs.iter().map(|j| j.entry.model.as_str()).collect();
-    for (model, name) in k8s::services(&all) {
-        if !rendered.contains(model) {
-            keep.push(format!("service-{name}.yaml"));
-            // And its pool and route, when they are asked for.
-            if let Some(g) = &settings.gateway {
-                keep.push(format!("inferencepool-{name}.yaml"));
-                if g.parent.is_some() {
-                    keep.push(format!("httproute-{name}.yaml"));
-                }
-            }
-        }
-    }
-    let unplaced = &inp.plan.unplaced;
-    finish("kubernetes", &target, || r.stream(), || r.files(), &keep, &r.endpoints, &a.common, unplaced)
-}
-
-/// Who submitted the jobs `scancel --name` is to cancel, as a shell word:
-/// this user, as `$USER` or `$LOGNAME` name them, else the numeric uid
-/// (scancel takes both).
-fn submitting_user() -> String {
-    crate::launch::quote(&crate::slurm::running_user())
+    render_into(&a.common, true, |resolved, _| k8s::render(resolved, &settings))
 }
 
 /// `render slurm`: the scripts one after another, or one file each under `-o DIR`.
 pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
-    use crate::slurm::render as sl;
+    use crate::slurm::{render as sl, submit};
     if let Some(stop) = &a.common.stop {
         let (old, new) = stop_plans(stop)?;
         let inventory =
             if a.common.inventory.is_empty() { None } else { Some(load::inventories(&a.common.inventory)?) };
-        let by = sl::Cancel { inventory: inventory.as_ref(), user: submitting_user() };
-        return print(&sl::stop_lines(&old, &crate::plan::stopped(&old, &new), &by));
+        let by = submit::Cancel { inventory: inventory.as_ref(), user: submit::submitting_user() };
+        return print(&submit::stop_lines(&old, &crate::plan::stopped(&old, &new), &by));
     }
     let settings = sl::Settings {
         log_dir: a.log_dir.clone(),
@@ -137,65 +92,38 @@ pub fn slurm(a: &cli::RenderSlurmArgs) -> Outcome {
         pyxis: a.container == Some(cli::ContainerRuntime::Pyxis),
         cache_dir: a.cache_dir.clone(),
     };
-    let target = out::target(a.common.output.as_deref())?;
-    let inp = inputs(&a.common)?;
-    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory, a.common.allow_stale, settings.pyxis)?;
-    crate::report::diagnostics::eprint(&resolved.warnings);
-    // Held from reading the ports of the folder's scripts to the last write.
-    let _lock = match &target {
-        Target::Dir(dir) => Some(out::lock(dir)?),
-        Target::Stdout => None,
-    };
-    let previous = match &target {
-        Target::Dir(dir) => crate::slurm::ports::previous(dir),
-        Target::Stdout => std::collections::HashMap::new(),
-    };
-    let r = sl::render(&resolved, &settings, &previous)?;
-    crate::report::diagnostics::eprint(&r.warnings);
-    let keep = kept(&resolved, |names| sl::job_names(names).into_iter().map(|n| format!("{n}.sbatch")).collect());
-    let stream = || {
-        let texts: Vec<&str> = r.scripts.iter().map(|s| s.text.as_str()).collect();
-        Ok(texts.join("\n"))
-    };
-    let files = || {
-        let mut files: Vec<File> = r
-            .scripts
-            .iter()
-            .map(|s| File { name: s.name.clone(), text: s.text.clone(), model: s.model.clone(), replica: s.replica })
-            .collect();
-        if let Target::Dir(dir) = &target {
-            let status = out::statuses(dir, &files);
-            let text = sl::submit_script(&resolved, &files, &status, &submitting_user());
-            files.push(File { name: sl::SUBMIT.to_string(), text, model: None, replica: None });
-        }
-        Ok(files)
-    };
-    finish("slurm", &target, stream, files, &keep, &r.endpoints, &a.common, &inp.plan.unplaced)
+    render_into(&a.common, settings.pyxis, |resolved, dir| sl::render(resolved, &settings, dir))
 }
 
-/// The file names of running replicas that were not rendered: their files
-/// stay as they are.
-fn kept(r: &Resolved<'_>, names: impl Fn(&[&crate::plan::Entry]) -> Vec<String>) -> Vec<String> {
-    let all: Vec<&crate::plan::Entry> = r.plan.entries.iter().collect();
-    let named = names(&all);
-    let skipped: std::collections::HashSet<*const crate::plan::Entry> =
-        r.skipped.iter().map(|e| std::ptr::from_ref(*e)).collect();
-    all.iter().zip(named).filter(|(e, _)| skipped.contains(&std::ptr::from_ref(**e))).map(|(_, n)| n).collect()
-}
-
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    kind: &str,
-    target: &Target,
-    stream: impl FnOnce() -> Result<String, Diag>,
-    files: impl FnOnce() -> Result<Vec<File>, Diag>,
-    keep: &[String],
-    endpoints: &[Endpoint<'_>],
+/// Reads and resolves the plan (`containers`: see `render::resolve`),
+/// takes the output folder, renders with `render` (given the folder it
+/// renders into, if any), and writes what it returns. The folder is held
+/// from before the render (which may read the folder's files) to the last
+/// write.
+fn render_into(
     a: &cli::RenderArgs,
-    unplaced: &[crate::plan::Unplaced],
+    containers: bool,
+    render: impl for<'r> FnOnce(&Resolved<'r>, Option<&std::path::Path>) -> Result<Rendered<'r>, Vec<Diag>>,
 ) -> Outcome {
+    let target = out::target(a.output.as_deref())?;
+    let inp = inputs(a)?;
+    let resolved = render::resolve(&inp.plan, &inp.catalog, &inp.inventory, a.allow_stale, containers)?;
+    crate::report::diagnostics::eprint(&resolved.warnings);
+    let (_lock, dir) = match &target {
+        Target::Dir(dir) => (Some(out::lock(dir)?), Some(dir.as_path())),
+        Target::Stdout => (None, None),
+    };
+    let r = render(&resolved, dir)?;
+    crate::report::diagnostics::eprint(&r.warnings);
+    finish(&target, &r, a, &inp.plan.unplaced)
+}
+
+/// Writes a render: to standard output, or into the folder (removing the
+/// files of earlier renders it neither wrote nor keeps), with the
+/// endpoints file when asked for; then says what it did.
+fn finish(target: &Target, r: &Rendered<'_>, a: &cli::RenderArgs, unplaced: &[crate::plan::Unplaced]) -> Outcome {
     if let (Target::Dir(dir), Some(path)) = (target, a.endpoints.as_deref())
-        && inside(path, dir)
+        && out::inside(path, dir)
     {
         let shown = |p: &std::path::Path| crate::term::escape(&p.display().to_string()).into_owned();
         return Err(Diag::error(
@@ -207,8 +135,8 @@ fn finish(
     }
     // Everything is rendered before anything is written.
     let (text, files) = match target {
-        Target::Stdout => (Some(stream()?), None),
-        Target::Dir(_) => (None, Some(files()?)),
+        Target::Stdout => (Some(r.stream()?), None),
+        Target::Dir(_) => (None, Some(r.files()?)),
     };
     // The endpoints are written (to a temporary file beside FILE) before
     // the folder, and put in place after it: a render that fails leaves
@@ -220,8 +148,8 @@ fn finish(
                 cli::EndpointsFormat::Json => render::endpoints::Format::Json,
                 cli::EndpointsFormat::Litellm => render::endpoints::Format::Litellm,
             };
-            crate::report::diagnostics::eprint(&render::endpoints::warnings(format, endpoints));
-            sink.write_all(render::endpoints::text(format, endpoints).as_bytes())
+            crate::report::diagnostics::eprint(&render::endpoints::warnings(format, &r.endpoints));
+            sink.write_all(render::endpoints::text(format, &r.endpoints).as_bytes())
                 .map_err(|e| out::io_error("write", path, &e))?;
             Some((path, sink))
         }
@@ -229,7 +157,7 @@ fn finish(
     };
     match (target, text, files) {
         (Target::Dir(dir), _, Some(files)) => {
-            let report = out::write_dir(dir, kind, &files, keep)?;
+            let report = out::write_dir(dir, r.kind, files, &r.kept)?;
             if let Some((path, sink)) = endpoints {
                 // Only the rename is left; should even that fail, say so
                 // truthfully: the folder is the new render already.
@@ -239,135 +167,20 @@ fn finish(
                         .help("write the endpoints again: render the same plan into the same folder (it changes no file) with --endpoints")
                 })?;
             }
-            print(&report_text(dir, &files, &report, unplaced, a.format == Some(cli::OutputFormat::Json)))
+            print(&out::report_text(dir, files, &report, unplaced, a.format == Some(cli::OutputFormat::Json)))
         }
         (_, Some(text), _) => {
             if let Some((_, sink)) = endpoints {
                 sink.finish()?;
             }
             // The manifests go to stdout; what the plan left out, beside them.
-            if let Some(line) = unplaced_line(unplaced) {
+            if let Some(line) = out::unplaced_line(unplaced) {
                 eprintln!("{}", crate::term::escape(&line));
             }
             print(&text)
         }
         _ => Ok(Exit::Success),
     }
-}
-
-/// Whether `path` (as the file it names once links are followed) lies in
-/// `dir` or below it.
-fn inside(path: &std::path::Path, dir: &std::path::Path) -> bool {
-    let real = |p: &std::path::Path| -> Option<std::path::PathBuf> {
-        if let Ok(c) = std::fs::canonicalize(p) {
-            return Some(c);
-        }
-        // Not there yet: its folder's real path, and its name.
-        let parent = p.parent().filter(|q| !q.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        let base = std::fs::canonicalize(parent).ok().or_else(|| std::path::absolute(parent).ok())?;
-        Some(p.file_name().map_or(base.clone(), |n| base.join(n)))
-    };
-    match (real(path), real(dir)) {
-        (Some(p), Some(d)) => p.starts_with(&d),
-        _ => false,
-    }
-}
-
-/// Past this many files, the report gives totals instead of a line each.
-const LINES: usize = 50;
-
-/// One line per file (`new`, `changed`, `unchanged`, `removed`), or past
-/// 50 files the totals; then the replicas the plan left unplaced. As JSON:
-/// `{"files": [{"path", "status", "model", "replica"}], "totals": {...},
-/// "unplaced": [{"model", "replica", "through"}]}`.
-fn report_text(
-    dir: &std::path::Path,
-    files: &[File],
-    report: &out::Report,
-    unplaced: &[crate::plan::Unplaced],
-    json: bool,
-) -> String {
-    let path = |name: &str| dir.join(name).display().to_string();
-    let mut totals = [0usize; 4];
-    for (_, status) in report {
-        totals[*status as usize] += 1;
-    }
-    let statuses = [out::Status::New, out::Status::Changed, out::Status::Unchanged, out::Status::Removed];
-    if json {
-        let by_name: std::collections::HashMap<&str, &File> = files.iter().map(|f| (f.name.as_str(), f)).collect();
-        let list: Vec<serde_json::Value> = report
-            .iter()
-            .map(|(name, status)| {
-                let f = by_name.get(name.as_str()).copied();
-                serde_json::json!({
-                    "path": path(name),
-                    "status": status,
-                    "model": f.and_then(|f| f.model.clone()),
-                    "replica": f.and_then(|f| f.replica),
-                })
-            })
-            .collect();
-        let totals: serde_json::Map<String, serde_json::Value> =
-            statuses.iter().map(|s| (s.as_str().to_string(), totals[*s as usize].into())).collect();
-        let left: Vec<serde_json::Value> = unplaced
-            .iter()
-            .map(|u| {
-                let mut v = serde_json::json!({"model": u.model, "replica": u.replica});
-                if u.through != u.replica {
-                    v["through"] = u.through.into();
-                }
-                v
-            })
-            .collect();
-        let doc = serde_json::json!({ "files": list, "totals": totals, "unplaced": left });
-        let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        s.push('\n');
-        return s;
-    }
-    let mut s = String::new();
-    if report.len() <= LINES {
-        for (name, status) in report {
-            let why = if *status == out::Status::Removed { " (no longer in the plan)" } else { "" };
-            let _ = writeln!(s, "{} {}{why}", status.as_str(), crate::term::escape(&path(name)));
-        }
-    } else {
-        let parts: Vec<String> =
-            statuses.iter().map(|st| format!("{} {}", totals[*st as usize], st.as_str())).collect();
-        let _ = writeln!(
-            s,
-            "{} files in {}: {} (--format json lists each)",
-            report.len(),
-            crate::term::escape(&dir.display().to_string()),
-            parts.join(", ")
-        );
-    }
-    if let Some(line) = unplaced_line(unplaced) {
-        let _ = writeln!(s, "{}", crate::term::escape(&line));
-    }
-    s
-}
-
-/// "the plan leaves 3 replicas unplaced: llama-3.1-405b replicas 1-2,
-/// deepseek-v3 replica 0"; `None` when it places every one.
-fn unplaced_line(unplaced: &[crate::plan::Unplaced]) -> Option<String> {
-    const SHOWN: usize = 10;
-    if unplaced.is_empty() {
-        return None;
-    }
-    let count: u64 = unplaced.iter().map(|u| u64::from(u.through - u.replica) + 1).sum();
-    let mut runs: Vec<String> = unplaced
-        .iter()
-        .take(SHOWN)
-        .map(|u| match u.through == u.replica {
-            true => format!("{} replica {}", u.model, u.replica),
-            false => format!("{} replicas {}-{}", u.model, u.replica, u.through),
-        })
-        .collect();
-    if unplaced.len() > SHOWN {
-        runs.push(format!("and {} more runs", unplaced.len() - SHOWN));
-    }
-    let noun = if count == 1 { "replica" } else { "replicas" };
-    Some(format!("the plan leaves {count} {noun} unplaced, not rendered: {}", runs.join(", ")))
 }
 
 fn print(text: &str) -> Outcome {

@@ -1,12 +1,14 @@
-//! What the Kubernetes and Slurm importers share: the limits that keep their
-//! work bounded by the input, MIG profiles and how their devices fill a
-//! GPU, line ends, and the cap on how many problems one import collects.
+//! What the Kubernetes and Slurm importers share: the input file they read
+//! (`file`), the limits that keep their work bounded by the input, MIG
+//! profiles and how their devices fill a GPU, line ends, and the cap on how
+//! many problems one import collects.
 //!
 //! An importer reads what a cluster prints, and what a cluster prints can
 //! be wrong, truncated or hostile: a count of 4294967296 GPUs, a hostlist
 //! of a billion names. Every count is checked against these limits where
 //! it is parsed, before anything is allocated for it.
 
+pub mod file;
 pub mod mig;
 
 use crate::diag::{Code, Diag};

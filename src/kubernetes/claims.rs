@@ -16,14 +16,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::Deserialize;
 
-use super::File;
-use super::file::Kinded;
 use super::pods::Replicas;
 use super::podspec::{Strings, plain};
 use super::slices::{DRIVER, Published};
 use crate::diag::{Code, Diag, Source};
 use crate::identity as keys;
 use crate::import::Problems;
+use crate::import::file::File;
+use crate::import::file::Kinded;
 use crate::inventory::{Allocation, Node};
 
 #[derive(Deserialize)]

@@ -16,8 +16,9 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::NodeStatus;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use super::{File, Step, quantity};
+use super::quantity;
 use crate::diag::{Code, Diag};
+use crate::import::file::{File, Step};
 use crate::import::{MAX_GPUS_PER_NODE, MAX_MIG_PER_GPU, mig};
 use crate::inventory::{Gpu, MigDevice};
 use crate::units::MAX_MIB;

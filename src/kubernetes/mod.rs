@@ -4,7 +4,6 @@
 
 mod amd;
 mod claims;
-mod file;
 mod gpus;
 pub mod labels;
 pub mod lws;
@@ -20,12 +19,15 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Node as KubeNode;
 
-pub use file::{File, Step, yaml_to_json};
+/// Reads `kubectl get -o yaml` output as JSON; the library's tests (and
+/// callers outside the crate) reach it here.
+pub use crate::import::file::yaml_to_json;
 
 use crate::diag::{Code, Diag, Source};
 use crate::doc::Span;
 use crate::identity as keys;
 use crate::import::Problems;
+use crate::import::file::{File, Step};
 use crate::inventory::{Fabric, FabricKind, Inventory, Node, State};
 
 /// What `inventory import kubernetes` is told besides the files.

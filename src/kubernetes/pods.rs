@@ -15,10 +15,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::podspec::{Pod, plain};
 use super::requests::{self, Demands};
-use super::{File, Step};
 use crate::diag::{Code, Diag};
 use crate::identity as keys;
 use crate::import::Problems;
+use crate::import::file::{File, Step};
 use crate::inventory::{Allocation, Node};
 use crate::vendor::Vendor;
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::file::{Kinded, Text};
+use crate::import::file::{Kinded, Text};
 
 /// Labels, annotations, quantities: strings by key.
 pub type Strings = BTreeMap<String, Text>;

@@ -7,10 +7,11 @@
 
 use std::collections::BTreeMap;
 
-use super::file::Text as Quantity;
 use super::podspec::{Container, Pod};
-use super::{File, Step, quantity};
+use super::quantity;
 use crate::diag::{Code, Diag};
+use crate::import::file::Text as Quantity;
+use crate::import::file::{File, Step};
 use crate::import::{MAX_GPUS_PER_NODE, MAX_MIG_PER_GPU};
 
 /// What a pod asks for: whole GPUs, MIG devices per profile, CPUs, memory.

@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Deserialize;
 
-use super::file::Kinded;
-use super::{File, Step};
 use crate::diag::{Code, Diag, Source};
 use crate::import::Problems;
+use crate::import::file::Kinded;
+use crate::import::file::{File, Step};
 use crate::import::{MAX_GPUS_PER_NODE, MAX_MIG_PER_GPU};
 use crate::inventory::{Gpu, MigDevice, Node};
 

@@ -17,7 +17,7 @@ use crate::diag::{Code, Diag, Source};
 use crate::doc::Span;
 pub use crate::identity::Identity;
 use crate::identity::parse_slurm_comment as identity;
-use crate::kubernetes::{File, Step};
+use crate::import::file::{File, Step};
 
 /// What a job does to the nodes it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,6 +14,7 @@ mod jobs;
 pub mod ports;
 mod records;
 pub mod render;
+pub mod submit;
 mod text;
 mod topology;
 mod tres;

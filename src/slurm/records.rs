@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::text::{self, TextRecord};
 use crate::diag::{Code, Diag, Source};
 use crate::doc::Span;
-use crate::kubernetes::{File, Step};
+use crate::import::file::{File, Step};
 
 /// One node as Slurm described it, before any meaning is given to it.
 pub struct Record {

@@ -4,17 +4,19 @@
 //! and ports of its own on every node it shares with another replica. See
 //! docs/slurm.md and docs/serving.md.
 
-use std::collections::HashMap;
+mod script;
+use script::*;
+
 use std::fmt::Write as _;
+use std::path::Path;
 
 use super::ports::PortBook;
 use crate::diag::{Code, Diag};
 use crate::inventory::Node;
 use crate::launch::{self, Platform, Ports, Role, Spec, quote, words};
-use crate::names::{self, Want};
-use crate::plan::{Entry, Kind, Plan};
-use crate::render::out::{File, HEADER, Status};
-use crate::render::{Endpoint, Job, Resolved};
+use crate::plan::{Entry, Kind};
+use crate::render::out::{File, HEADER};
+use crate::render::{Endpoint, Job, Rendered, Resolved};
 
 /// What `render slurm` is told besides the plan: sbatch options passed
 /// through, where logs go, and whether profiles' images run under pyxis.
@@ -34,30 +36,6 @@ pub struct Settings {
 /// first node, set by the script) and its rank from Slurm.
 const SLURM: Platform = Platform { leader: "LLMGW_LEADER", rank: "SLURM_NODEID" };
 
-/// What render writes: the scripts, their endpoints, what to warn of.
-pub struct Rendered<'a> {
-    pub scripts: Vec<File>,
-    pub endpoints: Vec<Endpoint<'a>>,
-    pub warnings: Vec<Diag>,
-}
-
-/// Job names (`llmgw-<model>-r<replica>`, cut and sanitised, kept apart by
-/// a hash where two would be equal), the same for render and `--stop`.
-pub fn job_names(entries: &[&Entry]) -> Vec<String> {
-    let wants: Vec<Want> = entries
-        .iter()
-        .map(|e| Want {
-            identity: format!("{}/{}", e.model, e.replica),
-            head: format!("llmgw-{}", names::job(&e.model)),
-            suffix: format!("-r{}", e.replica),
-            // Within a file name's 255 bytes, with room for `.sbatch`.
-            max: 128,
-            running: e.kind == crate::plan::Kind::Existing,
-        })
-        .collect();
-    names::unique(&wants)
-}
-
 /// The order Slurm gives a job's nodes (and so `SLURM_NODEID` 0, the
 /// leader): by name, numbers compared as numbers (gpu9 before gpu10).
 fn slurm_order(a: &str, b: &str) -> std::cmp::Ordering {
@@ -69,16 +47,13 @@ fn slurm_order(a: &str, b: &str) -> std::cmp::Ordering {
     split(a).cmp(&split(b)).then_with(|| a.cmp(b))
 }
 
-/// The scripts that run a resolved plan where it was placed, in plan order.
-/// `previous`: the ports the scripts of the last render into the output
-/// folder record, which replicas that run keep (see ports.rs).
-pub fn render<'a>(
-    r: &Resolved<'a>,
-    s: &Settings,
-    previous: &HashMap<(String, u32), Ports>,
-) -> Result<Rendered<'a>, Vec<Diag>> {
+/// The scripts that run a resolved plan where it was placed, in plan order;
+/// rendered into a folder (`dir`), `submit.sh` after them. Replicas that run
+/// keep the ports the folder's scripts record (see ports.rs).
+pub fn render<'a>(r: &Resolved<'a>, s: &Settings, dir: Option<&Path>) -> Result<Rendered<'a>, Vec<Diag>> {
     let mut errors = settings_values(s);
-    let names = crate::render::names_of(r, job_names);
+    let previous = dir.map(super::ports::previous).unwrap_or_default();
+    let names = crate::render::names_of(r, super::submit::job_names);
     let mut book = PortBook::default();
     // What runs keeps its ports: replicas that run (rendered again, or left
     // as they are) book theirs before any new one is given one.
@@ -88,56 +63,13 @@ pub fn render<'a>(
             book.book_all(&e.nodes.iter().map(|a| a.node.as_str()).collect::<Vec<_>>(), p);
         }
     }
-    let mut out = Rendered { scripts: Vec::new(), endpoints: Vec::new(), warnings: Vec::new() };
+    let mut out = Rendered::new("slurm", stream);
+    // A replica not rendered (pending, say) keeps its script as it is.
+    out.kept.extend(names.skipped.iter().map(|n| format!("{n}.sbatch")));
     out.warnings.extend(untyped_gres(r));
-    for (j, name) in r.jobs.iter().zip(names) {
-        if let Some(bad) = j.nodes.iter().find(|n| !plain(&n.id)) {
-            errors.push(
-                Diag::error(
-                    Code::CannotRender,
-                    format!(
-                        "{} r{}: node `{}` cannot be named in a #SBATCH line",
-                        j.entry.model, j.entry.replica, bad.id
-                    ),
-                )
-                .help("Slurm node names hold no spaces, quotes, commas or brackets"),
-            );
-            continue;
-        }
-        if let Some(g) = gres(j).filter(|g| !plain(g)) {
-            errors.push(
-                Diag::error(
-                    Code::CannotRender,
-                    format!(
-                        "{} r{}: the gres `{}` cannot be written in a #SBATCH line",
-                        j.entry.model,
-                        j.entry.replica,
-                        crate::term::escape(&g)
-                    ),
-                )
-                .help(
-                    "a gres type holds no spaces, quotes or commas; check the GPU names or the slurm/gres-type label",
-                ),
-            );
-            continue;
-        }
-        // pyxis splits --container-mounts at `,` and a mount at `:`: such a
-        // path would become other mounts (the host's /root, read-write).
-        if let (true, launch::Weights::Local(path)) = (s.pyxis, &j.weights)
-            && path.contains([',', ':'])
-        {
-            errors.push(
-                Diag::error(
-                    Code::CannotRender,
-                    format!(
-                        "{} r{}: the weights path `{}` holds `,` or `:`, which pyxis reads as mount separators",
-                        j.entry.model,
-                        j.entry.replica,
-                        crate::term::escape(path)
-                    ),
-                )
-                .help("move or link the weights to a path without `,` and `:`, or render without --container"),
-            );
+    for (j, name) in r.jobs.iter().zip(names.jobs) {
+        if let Some(d) = unwritable(j, s) {
+            errors.push(d);
             continue;
         }
         let node_ids: Vec<&str> = j.nodes.iter().map(|n| n.id.as_str()).collect();
@@ -166,21 +98,73 @@ pub fn render<'a>(
             url: url.clone(),
             engine: j.profile.engine.name,
         });
-        out.scripts.push(File {
+        out.push(Ok(File {
             name: format!("{name}.sbatch"),
             text: script(j, &name, ports, &url, s),
             model: Some(j.entry.model.clone()),
             replica: Some(j.entry.replica),
-        });
+        }));
     }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    if let Some(dir) = dir {
+        let submit = super::submit::file(r, dir, out.files().unwrap_or_default());
+        out.push(Ok(submit));
+    }
+    Ok(out)
 }
 
-/// Whether the replica starts as an MPI job of one task a GPU:
-/// TensorRT-LLM on more than one GPU (`srun --mpi=pmix` with
-/// `trtllm-llmapi-launch`, as its Slurm examples run it).
-fn mpi_launch(j: &Job<'_>) -> bool {
-    j.profile.engine.mpi_ranks && j.profile.gpus_per_node > 1
+/// Why a job's script cannot be written: a node, a gres or (under pyxis)
+/// a weights path its `#SBATCH` or `srun` lines cannot hold.
+fn unwritable(j: &Job<'_>, s: &Settings) -> Option<Diag> {
+    if let Some(bad) = j.nodes.iter().find(|n| !plain(&n.id)) {
+        return Some(
+            Diag::error(
+                Code::CannotRender,
+                format!("{} r{}: node `{}` cannot be named in a #SBATCH line", j.entry.model, j.entry.replica, bad.id),
+            )
+            .help("Slurm node names hold no spaces, quotes, commas or brackets"),
+        );
+    }
+    if let Some(g) = gres(j).filter(|g| !plain(g)) {
+        return Some(
+            Diag::error(
+                Code::CannotRender,
+                format!(
+                    "{} r{}: the gres `{}` cannot be written in a #SBATCH line",
+                    j.entry.model,
+                    j.entry.replica,
+                    crate::term::escape(&g)
+                ),
+            )
+            .help("a gres type holds no spaces, quotes or commas; check the GPU names or the slurm/gres-type label"),
+        );
+    }
+    // pyxis splits --container-mounts at `,` and a mount at `:`: such a
+    // path would become other mounts (the host's /root, read-write).
+    if let (true, launch::Weights::Local(path)) = (s.pyxis, &j.weights)
+        && path.contains([',', ':'])
+    {
+        return Some(
+            Diag::error(
+                Code::CannotRender,
+                format!(
+                    "{} r{}: the weights path `{}` holds `,` or `:`, which pyxis reads as mount separators",
+                    j.entry.model,
+                    j.entry.replica,
+                    crate::term::escape(path)
+                ),
+            )
+            .help("move or link the weights to a path without `,` and `:`, or render without --container"),
+        );
+    }
+    None
+}
+
+/// The scripts as one stream: one after another.
+fn stream(files: &[File]) -> String {
+    files.iter().map(|f| f.text.as_str()).collect::<Vec<_>>().join("\n")
 }
 
 /// The replica's URL at its leader node. The node id is the URL's host:
@@ -230,20 +214,6 @@ fn take_ports<'a>(book: &mut PortBook<'a>, nodes: &[&'a str], j: &Job<'_>) -> Re
         ports.master = book.take(nodes, wanted.master).ok_or_else(none_left)?;
     }
     Ok(ports)
-}
-
-/// An image as pyxis (enroot) names it: `REGISTRY#IMAGE`, where a
-/// container runtime writes `REGISTRY/IMAGE` (`nvcr.io/nvidia/x:1` ->
-/// `nvcr.io#nvidia/x:1`); an image with no registry host is left as is.
-fn pyxis_image(image: &str) -> String {
-    match image.split_once('/') {
-        Some((host, rest))
-            if !image.contains('#') && (host.contains('.') || host.contains(':') || host == "localhost") =>
-        {
-            format!("{host}#{rest}")
-        }
-        _ => image.to_string(),
-    }
 }
 
 /// A value that can stand in a `#SBATCH` line as it is.
@@ -330,196 +300,6 @@ fn untyped_gres(r: &Resolved<'_>) -> Option<Diag> {
         )
         .help("import the nodes with `llmgw inventory import slurm` (their gres types come with them), or give the profile `slurm = { constraint = ... }` to pick the GPU type")
     })
-}
-
-fn script(j: &Job<'_>, name: &str, ports: Ports, url: &str, s: &Settings) -> String {
-    let e = j.entry;
-    let p = j.profile;
-    let nodes = j.nodes.len();
-    let mut t = String::from("#!/bin/bash\n");
-    let _ = writeln!(t, "{HEADER} slurm; the next render into this folder replaces or removes it.");
-    let _ = writeln!(t, "#SBATCH --job-name={name}");
-    let _ = writeln!(t, "#SBATCH --comment={}", crate::identity::slurm_comment(&e.model, e.replica, &p.name));
-    let _ = writeln!(t, "#SBATCH --nodes={nodes}");
-    let mut nodelist: Vec<&str> = j.nodes.iter().map(|n| n.id.as_str()).collect();
-    nodelist.sort_by(|a, b| slurm_order(a, b));
-    let _ = writeln!(t, "#SBATCH --nodelist={}", nodelist.join(","));
-    // TensorRT-LLM on several GPUs is an MPI job: one task a GPU, each
-    // with its share of the CPUs (its docs' Slurm launch).
-    let tasks = if mpi_launch(j) { p.gpus_per_node.max(1) } else { 1 };
-    let _ = writeln!(t, "#SBATCH --ntasks-per-node={tasks}");
-    let cpus = j.resources.millicpus.map(|m| (m / 1000 / u64::from(tasks)).max(1));
-    if let Some(c) = cpus {
-        let _ = writeln!(t, "#SBATCH --cpus-per-task={c}");
-    }
-    if let Some(mib) = j.resources.memory_mib {
-        let _ = writeln!(t, "#SBATCH --mem={mib}M");
-    }
-    if let Some(g) = gres(j) {
-        let _ = writeln!(t, "#SBATCH --gres={g}");
-    }
-    let logs = s.log_dir.as_deref().map(|d| format!("{}/", d.trim_end_matches('/'))).unwrap_or_default();
-    let _ = writeln!(t, "#SBATCH --output={logs}%x-%j.out");
-    let _ = writeln!(t, "#SBATCH --error={logs}%x-%j.err");
-    // The profile's own `slurm` table wins over the flags (a CPU-only
-    // profile may name the CPU partition).
-    let k = &p.serving.slurm;
-    for (flag, v) in [
-        ("partition", k.partition.as_ref().or(s.partition.as_ref())),
-        ("account", k.account.as_ref().or(s.account.as_ref())),
-        ("qos", k.qos.as_ref().or(s.qos.as_ref())),
-        ("time", k.time.as_ref().or(s.time.as_ref())),
-        ("constraint", k.constraint.as_ref()),
-    ] {
-        if let Some(v) = v {
-            let _ = writeln!(t, "#SBATCH --{flag}={v}");
-        }
-    }
-    let _ = writeln!(t, "# {} replica {} (profile {}), serving at {url}", e.model, e.replica, p.name);
-    let _ = writeln!(t, "{}", super::ports::line(&ports));
-    for a in e.nodes.iter().filter(|a| !a.gpus.is_empty()) {
-        let _ = writeln!(t, "# Planned GPUs on {}: {} (Slurm picks the indices)", a.node, crate::report::join(&a.gpus));
-    }
-    t.push_str("set -euo pipefail\n");
-    for (k, v) in &p.serving.env {
-        let _ = writeln!(t, "export {k}={}", quote(v));
-    }
-    let hcas = &j.hcas;
-    if nodes > 1 && !hcas.is_empty() {
-        let _ = writeln!(t, "export NCCL_IB_HCA={}", quote(&crate::launch::nccl_ib_hca(hcas)));
-    }
-    // Any node's engine dying ends the job (and so the replica), rather
-    // than leaving the others waiting for it.
-    let mut srun = String::from("srun --kill-on-bad-exit=1");
-    if tasks > 1 {
-        srun.push_str(" --mpi=pmix");
-    }
-    let _ = write!(srun, " --ntasks-per-node={tasks}");
-    if let Some(c) = cpus {
-        let _ = write!(srun, " --cpus-per-task={c}");
-    }
-    let image = j.image();
-    let in_llama_image = s.pyxis && image.contains("ggml-org/llama.cpp");
-    if s.pyxis {
-        pyxis(&mut t, &mut srun, j, s, image);
-    }
-    let spec = Spec { profile: p, served_name: &e.model, weights: &j.weights, nodes: nodes as u32, ports, ray: j.ray };
-    if nodes <= 1 {
-        match spec.argv() {
-            Some(mut argv) => {
-                // The llama.cpp image's server is its entrypoint, at
-                // /app/llama-server, not on PATH.
-                if let Some(server) = p.engine.image_entrypoint.filter(|_| in_llama_image) {
-                    argv[0] = server.to_string();
-                }
-                // Rank 0 serves; the other ranks become its MPI workers.
-                if tasks > 1 {
-                    argv.insert(0, "trtllm-llmapi-launch".to_string());
-                }
-                let _ = writeln!(t, "{srun} {}", words(&argv));
-            }
-            None => {
-                let _ = writeln!(t, "{srun} bash -c {}", quote(&spec.script(Role::Single, &SLURM)));
-            }
-        }
-        return t;
-    }
-    t.push_str("LLMGW_LEADER=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\nexport LLMGW_LEADER\n");
-    let leader = spec.script(Role::Leader, &SLURM);
-    let worker = spec.script(Role::Worker, &SLURM);
-    let each = if leader == worker {
-        leader
-    } else {
-        format!("if [ \"$SLURM_NODEID\" = 0 ]; then\n{leader}\nelse\n{worker}\nfi")
-    };
-    let _ = writeln!(t, "{srun} bash -c {}", quote(&each));
-    t
-}
-
-/// Under pyxis: the image, a writable root, and the caches mounted.
-fn pyxis(t: &mut String, srun: &mut String, j: &Job<'_>, s: &Settings, image: &str) {
-    let p = j.profile;
-    // enroot's root file system is read-only unless asked otherwise, and
-    // the engines write caches (torch compile, Triton, Hugging Face) at
-    // start-up: writable, and the caches in the node's cache folder,
-    // mounted, so a restart finds them and fetches no weights again.
-    let _ = write!(srun, " --container-image={} --container-writable", quote(&pyxis_image(image)));
-    let dir = s.cache_dir.as_deref().map_or_else(|| "~/.cache/huggingface".to_string(), quote);
-    let _ = writeln!(t, "export HF_HOME={dir}");
-    t.push_str("export VLLM_CACHE_ROOT=\"$HF_HOME/vllm\" XDG_CACHE_HOME=\"$HF_HOME/xdg\"\n");
-    if let Some(c) = &p.engine.cache_env {
-        let _ = writeln!(t, "export {}=\"{}\"", c.var, c.slurm);
-    }
-    t.push_str("mkdir -p \"$HF_HOME\" \"$VLLM_CACHE_ROOT\" \"$XDG_CACHE_HOME\"\n");
-    srun.push_str(" --container-mounts=\"$HF_HOME:$HF_HOME\"");
-    // The node's copy of the weights, seen at the same path inside.
-    if let crate::launch::Weights::Local(path) = &j.weights {
-        let _ = write!(srun, ",{}", quote(&format!("{path}:{path}:ro")));
-    }
-}
-
-/// The script `render slurm -o DIR` writes beside the jobs' scripts.
-pub const SUBMIT: &str = "submit.sh";
-
-/// `submit.sh`: `sbatch` of exactly the scripts of replicas this plan newly
-/// places (those that run already are not submitted again); a placed
-/// replica whose script changed is cancelled by name first.
-pub fn submit_script(r: &Resolved<'_>, files: &[File], status: &[Status], user: &str) -> String {
-    let mut t = format!("#!/bin/sh\n{HEADER} slurm; the next render into this folder replaces or removes it.\n");
-    t.push_str("# Submits the replicas this plan newly places; replicas that run already are left running.\n");
-    t.push_str("set -e\ncd \"$(dirname \"$0\")\"\n");
-    let at: HashMap<(&str, u32), usize> =
-        files.iter().enumerate().filter_map(|(k, f)| Some(((f.model.as_deref()?, f.replica?), k))).collect();
-    for j in r.jobs.iter().filter(|j| j.entry.kind == Kind::Placed) {
-        let Some(&k) = at.get(&(j.entry.model.as_str(), j.entry.replica)) else { continue };
-        let name = files[k].name.trim_end_matches(".sbatch");
-        if status[k] == Status::Changed {
-            let _ = writeln!(t, "scancel --name={} --user={user}", quote(name));
-        }
-        let _ = writeln!(t, "sbatch {}", quote(&files[k].name));
-    }
-    t
-}
-
-/// How `--stop` names the jobs to cancel.
-pub struct Cancel<'i> {
-    /// An inventory imported with `--jobs`: the job ids of its replicas.
-    pub inventory: Option<&'i crate::inventory::Inventory>,
-    /// The submitting user as a shell word, for the replicas cancelled by name.
-    pub user: String,
-}
-
-/// `scancel` lines for what NEW stops running of OLD: by job id where the
-/// inventory knows the replica's job, else by name and user (a name alone
-/// would cancel another user's job of that name).
-pub fn stop_lines(old: &Plan, stopped: &std::collections::HashSet<*const Entry>, by: &Cancel<'_>) -> String {
-    let mut ids: std::collections::HashMap<(&str, u32), std::collections::BTreeSet<u64>> =
-        std::collections::HashMap::new();
-    for n in by.inventory.iter().flat_map(|i| &i.nodes) {
-        for a in &n.allocations {
-            if let Some(j) = a.job {
-                ids.entry((a.model.as_str(), a.replica)).or_default().insert(j);
-            }
-        }
-    }
-    let all: Vec<&Entry> = old.entries.iter().collect();
-    let mut out = String::new();
-    for (e, name) in all.iter().zip(job_names(&all)) {
-        if !stopped.contains(&std::ptr::from_ref(*e)) {
-            continue;
-        }
-        match ids.get(&(e.model.as_str(), e.replica)) {
-            Some(jobs) => {
-                for j in jobs {
-                    let _ = writeln!(out, "scancel {j}");
-                }
-            }
-            None => {
-                let _ = writeln!(out, "scancel --name={} --user={}", quote(&name), by.user);
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -304,7 +304,7 @@ fn tops<'s>(
 }
 
 fn yaml(src: &Source, budget: &mut u64) -> Result<Topology, Vec<Diag>> {
-    let v = crate::kubernetes::yaml_to_json(src.text())
+    let v = crate::import::file::yaml_to_json(src.text())
         .map_err(|e| bad(src, Span::new(0, 0), format!("not valid YAML: {e}")))?;
     let list: Vec<&Value> = match &v {
         Value::Array(a) => a.iter().collect(),

@@ -303,15 +303,10 @@ fn duration(v: &str) -> bool {
     (1..=4).contains(&parts)
 }
 
-/// What to warn of in the pools written: several pools naming one
-/// endpoint picker, and models whose replicas listen on different ports
-/// (`apart`).
-pub(super) fn warnings(
-    objects: &[super::Written],
-    gateway: Option<&Gateway>,
-    apart: &[String],
-    models: &[&str],
-) -> Vec<Diag> {
+/// What to warn of in the pools written (by name): several pools naming
+/// one endpoint picker, and models whose replicas listen on different
+/// ports (`apart`).
+pub(super) fn warnings(pools: &[&str], gateway: Option<&Gateway>, apart: &[String], models: &[&str]) -> Vec<Diag> {
     let mut out = Vec::new();
     // A route matches the model's name in a header: HTTP strips a value's
     // surrounding blanks, and the HTTPRoute CRD holds at most 4096
@@ -333,23 +328,21 @@ pub(super) fn warnings(
             .help("name the model in the catalog as clients will send it, without blanks around it"),
         );
     }
-    if let Some(g) = gateway {
-        let pools: Vec<&str> =
-            objects.iter().filter(|o| o.file_name.starts_with("inferencepool-")).map(|o| o.name.as_str()).collect();
-        if pools.len() > 1 {
-            out.push(
+    if let Some(g) = gateway
+        && pools.len() > 1
+    {
+        out.push(
                 Diag::warning(
                     Code::SharedPicker,
                     format!(
                         "{} InferencePools ({}) name one endpoint picker, {}: a picker picks from the one pool it is started for (--pool-name), so requests for the other models would reach its pool's pods",
                         pools.len(),
-                        crate::diag::shorten(&pools, 3),
+                        crate::diag::shorten(pools, 3),
                         g.epp
                     ),
                 )
                 .help("an endpoint picker serves one pool: give each model its own picker and render its plan into a folder of its own with that --epp"),
             );
-        }
     }
     if !apart.is_empty() {
         out.push(

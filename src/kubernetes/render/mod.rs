@@ -5,18 +5,20 @@
 //! `workload` (where they may run and what they ask for in `scheduling`),
 //! the Services in `service`, DRA claim templates in `claims`, NVLink
 //! domains' ComputeDomains in `domain`, the InferencePools and HTTPRoutes
-//! a gateway routes by in `gateway`. See docs/kubernetes.md and
-//! docs/serving.md.
+//! a gateway routes by in `gateway`; what they and their files are called
+//! in `naming`, and `--stop`'s delete lines in `stop`. See
+//! docs/kubernetes.md and docs/serving.md.
 
 pub mod claims;
 pub mod domain;
 pub mod gateway;
+mod naming;
 mod scheduling;
 mod service;
+mod stop;
 mod workload;
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
@@ -26,12 +28,17 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use super::lws::LeaderWorkerSet;
 use crate::diag::{Code, Diag};
 use crate::identity as keys;
-use crate::launch::{self, Platform, Ports, Role};
-use crate::names::{self, Want, label_value};
-use crate::plan::{Entry, Plan};
+use crate::launch::{Platform, Ports};
+use crate::names::label_value;
+use crate::plan::Entry;
 use crate::render::out::{File, HEADER};
-use crate::render::{Endpoint, Job, Resolved};
+use crate::render::{Endpoint, Job, Rendered, Resolved};
+use naming::{
+    CLAIM_TEMPLATE, COMPUTE_DOMAIN, POOL, ROUTE, SERVICE, WORKLOAD, file_name, model_files, model_labels,
+    replica_files, running_models, services, workload_names,
+};
 use service::service;
+pub use stop::{Stop, stop_lines};
 
 /// What `render kubernetes` is told besides the plan.
 #[derive(Default)]
@@ -107,14 +114,15 @@ impl Object {
 
     /// Its file under `-o DIR`.
     pub fn file_name(&self) -> String {
-        match self {
-            Object::Service(_) => format!("service-{}.yaml", self.name()),
-            Object::ClaimTemplate(_) => format!("resourceclaimtemplate-{}.yaml", self.name()),
-            Object::ComputeDomain(_) => format!("computedomain-{}.yaml", self.name()),
-            Object::InferencePool(_) => format!("inferencepool-{}.yaml", self.name()),
-            Object::HttpRoute(_) => format!("httproute-{}.yaml", self.name()),
-            Object::Deployment(_) | Object::LeaderWorkerSet(_) => format!("{}.yaml", self.name()),
-        }
+        let kind = match self {
+            Object::Service(_) => SERVICE,
+            Object::ClaimTemplate(_) => CLAIM_TEMPLATE,
+            Object::ComputeDomain(_) => COMPUTE_DOMAIN,
+            Object::InferencePool(_) => POOL,
+            Object::HttpRoute(_) => ROUTE,
+            Object::Deployment(_) | Object::LeaderWorkerSet(_) => WORKLOAD,
+        };
+        file_name(kind, self.name())
     }
 
     pub fn yaml(&self) -> Result<String, String> {
@@ -138,71 +146,30 @@ impl Object {
     }
 }
 
-/// What render writes: the objects, their endpoints, and what to warn of.
-pub struct Rendered<'a> {
-    /// Each object as written: made into YAML as soon as it is built, so
-    /// 20,000 pod specs are never all held at once.
-    pub objects: Vec<Written>,
-    pub endpoints: Vec<Endpoint<'a>>,
-    pub warnings: Vec<Diag>,
-}
-
-/// One object, serialised: its file's text (the header line, then the
-/// YAML), written once into a buffer sized for a pod spec.
-pub struct Written {
-    pub file_name: String,
-    pub name: String,
-    text: Result<String, String>,
-    pub model: Option<String>,
-    pub replica: Option<u32>,
-}
-
+/// What a file begins with: the header line, before the object's YAML.
 const FILE_HEADER: &str = "kubernetes; the next render into this folder replaces or removes it.\n";
 
-impl Written {
-    fn of(o: &Object) -> Written {
-        let (model, replica) = o.replica();
-        let mut text = String::with_capacity(4096);
-        text.push_str(HEADER);
-        text.push(' ');
-        text.push_str(FILE_HEADER);
-        let text = o.yaml_into(&mut text).map(|()| text);
-        Written { file_name: o.file_name(), name: o.name().to_string(), text, model, replica }
-    }
-
-    fn text(&self) -> Result<&str, Diag> {
-        self.text.as_deref().map_err(|e| Diag::error(Code::Io, format!("cannot write {}: {e}", self.name)))
-    }
-
-    fn yaml(&self) -> Result<&str, Diag> {
-        self.text().map(|t| &t[HEADER.len() + 1 + FILE_HEADER.len()..])
-    }
+/// One object, serialised as soon as it is built (so 20,000 pod specs are
+/// never all held at once): its file's text (the header line, then the
+/// YAML), written once into a buffer sized for a pod spec.
+fn file(o: &Object) -> Result<File, Diag> {
+    let (model, replica) = o.replica();
+    let mut text = String::with_capacity(4096);
+    text.push_str(HEADER);
+    text.push(' ');
+    text.push_str(FILE_HEADER);
+    o.yaml_into(&mut text).map_err(|e| Diag::error(Code::Io, format!("cannot write {}: {e}", o.name())))?;
+    Ok(File { name: o.file_name(), text, model, replica })
 }
 
-impl Rendered<'_> {
-    /// One YAML stream, or one file per object.
-    pub fn stream(&self) -> Result<String, Diag> {
-        let mut s = format!("{HEADER} kubernetes.\n");
-        for o in &self.objects {
-            s.push_str("---\n");
-            s.push_str(o.yaml()?);
-        }
-        Ok(s)
+/// The files as one YAML stream: one header line, then each object.
+fn stream(files: &[File]) -> String {
+    let mut s = format!("{HEADER} kubernetes.\n");
+    for f in files {
+        s.push_str("---\n");
+        s.push_str(&f.text[HEADER.len() + 1 + FILE_HEADER.len()..]);
     }
-
-    pub fn files(&self) -> Result<Vec<File>, Diag> {
-        self.objects
-            .iter()
-            .map(|o| {
-                Ok(File {
-                    name: o.file_name.clone(),
-                    text: o.text()?.to_string(),
-                    model: o.model.clone(),
-                    replica: o.replica,
-                })
-            })
-            .collect()
-    }
+    s
 }
 
 /// The platform's view of a multi-node group: LWS gives every pod the
@@ -215,110 +182,37 @@ const HF_CACHE: &str = "/var/cache/llmgw/huggingface";
 /// Seconds a deleted pod's engine has to finish the requests in flight.
 const GRACE_S: i64 = 120;
 
-/// The files a replica's objects are written to under `-o DIR`, by its
-/// workload's name: its workload, and the claim templates and
-/// ComputeDomain it may have.
-pub fn replica_files(workload: &str) -> Vec<String> {
-    let mut out = vec![format!("{workload}.yaml"), format!("computedomain-{workload}.yaml")];
-    for role in [Role::Single, Role::Leader, Role::Worker] {
-        out.push(format!("resourceclaimtemplate-{}.yaml", claims::template_name(workload, role)));
-    }
-    out
-}
-
-/// The workload names of a plan's replicas (Deployments up to 63
-/// characters, LeaderWorkerSets up to 45: their StatefulSets' pod names
-/// and revision labels append to it), the same for render and `--stop`.
-pub fn workload_names(entries: &[&Entry]) -> Vec<String> {
-    let wants: Vec<Want> = entries
-        .iter()
-        .map(|e| Want {
-            identity: format!("{}/{}", e.model, e.replica),
-            head: names::dns(&format!("llmgw-{}", e.model)),
-            suffix: format!("-r{}", e.replica),
-            max: if e.nodes.len() > 1 { 45 } else { 63 },
-            running: e.kind == crate::plan::Kind::Existing,
-        })
-        .collect();
-    names::unique(&wants)
-}
-
-/// Label values of the models, kept apart where sanitising makes two alike
-/// (a model that runs keeps its value, as its Deployment keeps its name).
-fn model_labels<'m>(models: &[(&'m str, bool)]) -> BTreeMap<&'m str, String> {
-    let wants: Vec<Want> = models
-        .iter()
-        .map(|(m, running)| {
-            let v = label_value(m);
-            Want {
-                identity: (*m).to_string(),
-                head: if v.is_empty() { "model".into() } else { v },
-                suffix: String::new(),
-                max: 63,
-                running: *running,
-            }
-        })
-        .collect();
-    let models: Vec<&str> = models.iter().map(|(m, _)| *m).collect();
-    models.iter().copied().zip(names::unique(&wants)).collect()
-}
-
-/// The models of a plan in the order they first appear, each with its
-/// Service's name: given out over every model the plan runs (rendered or
-/// not), so names and labels never change with which replicas render.
-pub fn services<'e>(entries: &[&'e Entry]) -> Vec<(&'e str, String)> {
-    let models = running_models(entries);
-    let wants: Vec<Want> = models
-        .iter()
-        .map(|(m, running)| Want {
-            identity: (*m).to_string(),
-            head: names::dns(&format!("llmgw-{m}")),
-            suffix: String::new(),
-            max: 63,
-            running: *running,
-        })
-        .collect();
-    let models: Vec<&str> = models.into_iter().map(|(m, _)| m).collect();
-    models.into_iter().zip(names::unique(&wants)).collect()
-}
-
-/// The models of a plan in the order they first appear, each with whether
-/// a replica of it runs already.
-fn running_models<'e>(entries: &[&'e Entry]) -> Vec<(&'e str, bool)> {
-    let mut models: Vec<(&str, bool)> = Vec::new();
-    let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for e in entries {
-        let running = e.kind == crate::plan::Kind::Existing;
-        match at.get(e.model.as_str()) {
-            Some(&i) => models[i].1 |= running,
-            None => {
-                at.insert(&e.model, models.len());
-                models.push((&e.model, running));
-            }
+/// The objects that run a resolved plan where it was placed, and the
+/// files of what it does not render; with DRA, refused (nothing rendered)
+/// where a claim could not admit exactly the planned GPUs.
+pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Result<Rendered<'a>, Vec<Diag>> {
+    if s.devices == Devices::Dra {
+        let mut unpinnable = claims::unpinnable(r);
+        // A selector the API would refuse: refused here, nothing written.
+        unpinnable.extend(claims::too_long(r, s));
+        if !unpinnable.is_empty() {
+            return Err(unpinnable);
         }
     }
-    models
-}
-
-/// The objects that run a resolved plan where it was placed.
-pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
     let names = crate::render::names_of(r, workload_names);
     let all: Vec<&Entry> = r.plan.entries.iter().collect();
     let services = services(&all);
     let models: Vec<&str> = services.iter().map(|(m, _)| *m).collect();
     let labels = model_labels(&running_models(&all));
-    let mut out = Rendered { objects: Vec::new(), endpoints: Vec::new(), warnings: Vec::new() };
+    let mut out = Rendered::new("kubernetes", stream);
+    // A replica not rendered (pending, say) keeps its files as they are.
+    out.kept.extend(names.skipped.iter().flat_map(|n| replica_files(n)));
     let mut no_rdma = Vec::new();
-    let mut apart = Vec::new();
-    for (j, name) in r.jobs.iter().zip(names) {
+    let (mut apart, mut pools) = (Vec::new(), Vec::new());
+    for (j, name) in r.jobs.iter().zip(names.jobs) {
         let ctx = Ctx { job: j, name, model_label: &labels[j.entry.model.as_str()], settings: s };
         if j.nodes.len() > 1 && !j.hcas.is_empty() && s.rdma.is_none() {
             no_rdma.push(format!("{} r{}", j.entry.model, j.entry.replica));
         }
         for o in ctx.devices() {
-            out.objects.push(Written::of(&o));
+            out.push(file(&o));
         }
-        out.objects.push(Written::of(&ctx.object()));
+        out.push(file(&ctx.object()));
     }
     // Each model's rendered replicas, grouped once (a catalog may hold
     // thousands of models).
@@ -328,8 +222,11 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
     }
     for (m, svc) in services {
         // A model none of whose replicas is rendered here (all pending, say)
-        // keeps its Service file as it is.
-        let Some(jobs) = by_model.get(m) else { continue };
+        // keeps its Service's file (and its pool's and route's) as it is.
+        let Some(jobs) = by_model.get(m) else {
+            out.kept.extend(model_files(&svc, s.gateway.as_ref()));
+            continue;
+        };
         let first = Ports::defaults(jobs[0].profile).http;
         let url = match &s.namespace {
             Some(ns) => format!("http://{svc}.{ns}.svc:{first}"),
@@ -343,13 +240,7 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
                 engine: j.profile.engine.name,
             });
         }
-        out.objects.push(Written::of(&Object::Service(Box::new(service(
-            m,
-            &labels[&m],
-            svc.clone(),
-            first,
-            s.namespace.clone(),
-        )))));
+        out.push(file(&Object::Service(Box::new(service(m, &labels[&m], svc.clone(), first, s.namespace.clone())))));
         if let Some(g) = &s.gateway {
             let ports: std::collections::BTreeSet<u16> = jobs.iter().map(|j| Ports::defaults(j.profile).http).collect();
             if ports.len() > 1 {
@@ -358,13 +249,15 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
             }
             let pool =
                 gateway::Pool { model: m, label: &labels[&m], name: &svc, port: first, namespace: s.namespace.clone() };
-            out.objects.push(Written::of(&Object::InferencePool(Box::new(pool.pool(g)))));
+            out.push(file(&Object::InferencePool(Box::new(pool.pool(g)))));
             if let Some(parent) = &g.parent {
-                out.objects.push(Written::of(&Object::HttpRoute(Box::new(pool.route(parent, &g.route_timeout)))));
+                out.push(file(&Object::HttpRoute(Box::new(pool.route(parent, &g.route_timeout)))));
             }
+            pools.push(svc);
         }
     }
-    let gateway_warnings = gateway::warnings(&out.objects, s.gateway.as_ref(), &apart, &models);
+    let pools: Vec<&str> = pools.iter().map(String::as_str).collect();
+    let gateway_warnings = gateway::warnings(&pools, s.gateway.as_ref(), &apart, &models);
     out.warnings.extend(gateway_warnings);
     out.warnings.extend(domain::shared_nodes(&r.jobs));
     if !no_rdma.is_empty() {
@@ -380,67 +273,7 @@ pub fn render<'a>(r: &Resolved<'a>, s: &Settings) -> Rendered<'a> {
         );
     }
     out.endpoints.sort_by(|a, b| (a.model, a.replica).cmp(&(b.model, b.replica)));
-    out
-}
-
-/// What `render kubernetes --stop` is told besides the plans.
-pub struct Stop<'a> {
-    pub namespace: Option<&'a str>,
-    pub settings: &'a Settings,
-    /// Which replicas ran in an NVLink domain: without it, no
-    /// ComputeDomain is named (a cluster without NVIDIA's DRA driver has
-    /// no such kind, and `kubectl delete` of one fails).
-    pub inventory: Option<&'a crate::inventory::Inventory>,
-}
-
-/// `kubectl delete` lines for everything render wrote for what NEW stops
-/// running of OLD: each stopped replica's workload, its ComputeDomain and
-/// its DRA claim templates; and for a model NEW runs no replica of at
-/// all, its Service, pool and route.
-pub fn stop_lines(old: &Plan, new: &Plan, stopped: &std::collections::HashSet<*const Entry>, s: &Stop<'_>) -> String {
-    let all: Vec<&Entry> = old.entries.iter().collect();
-    let names = workload_names(&all);
-    let ns = s.namespace.map(|n| format!(" -n {}", launch::quote(n))).unwrap_or_default();
-    let mut out = String::new();
-    for (e, name) in all.iter().zip(names) {
-        if !stopped.contains(&std::ptr::from_ref(*e)) {
-            continue;
-        }
-        let kind = if e.nodes.len() > 1 { "leaderworkerset" } else { "deployment" };
-        let _ = writeln!(out, "kubectl delete {kind}/{name}{ns}");
-        let nvlink = s.inventory.is_some_and(|inv| {
-            let nodes: Vec<&crate::inventory::Node> =
-                e.nodes.iter().filter_map(|a| crate::render::check::find(inv, &a.node)).collect();
-            nodes.len() == e.nodes.len() && crate::render::nvlink(e, &nodes).is_some()
-        });
-        if nvlink {
-            let _ = writeln!(out, "kubectl delete computedomain.resource.nvidia.com/{name}{ns} --ignore-not-found");
-        }
-        let gpus = e.nodes.iter().any(|a| !a.gpus.is_empty());
-        if s.settings.devices == Devices::Dra && gpus {
-            let roles: &[Role] = if e.nodes.len() > 1 { &[Role::Leader, Role::Worker] } else { &[Role::Single] };
-            for role in roles {
-                // Not every replica has one (AMD GPUs are not claimed).
-                let t = claims::template_name(&name, *role);
-                let _ = writeln!(out, "kubectl delete resourceclaimtemplate/{t}{ns} --ignore-not-found");
-            }
-        }
-    }
-    // What a model has once, for a model NEW no longer runs at all.
-    let kept: std::collections::HashSet<&str> = new.entries.iter().map(|e| e.model.as_str()).collect();
-    for (m, name) in services(&all) {
-        if kept.contains(m) {
-            continue;
-        }
-        let _ = writeln!(out, "kubectl delete service/{name}{ns}");
-        if let Some(g) = &s.settings.gateway {
-            let _ = writeln!(out, "kubectl delete inferencepool.inference.networking.k8s.io/{name}{ns}");
-            if g.parent.is_some() {
-                let _ = writeln!(out, "kubectl delete httproute.gateway.networking.k8s.io/{name}{ns}");
-            }
-        }
-    }
-    out
+    Ok(out)
 }
 
 /// One job and what its objects share.

@@ -102,8 +102,8 @@ pub(super) struct Attribute {
 #[derive(Deserialize, Clone)]
 #[serde(untagged)]
 pub(super) enum Capacity {
-    Value { value: super::super::file::Text },
-    Plain(super::super::file::Text),
+    Value { value: crate::import::file::Text },
+    Plain(crate::import::file::Text),
 }
 
 impl Device {

@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 use crate::diag::{Code, Diag};
 
 mod exchange;
+mod report;
+
+pub use report::{report_text, unplaced_line};
 
 /// Every file render writes begins (after a `#!` line, for scripts) with a
 /// line that starts so; it is how a later render knows its own files.
@@ -73,6 +76,24 @@ pub fn target(o: Option<&Path>) -> Result<Target, Diag> {
         )
         .help("give a folder (it is created when missing), or `-o -` for one stream on standard output")),
         _ => Ok(Target::Dir(path.to_path_buf())),
+    }
+}
+
+/// Whether `path` (as the file it names once links are followed) lies in
+/// `dir` or below it.
+pub fn inside(path: &Path, dir: &Path) -> bool {
+    let real = |p: &Path| -> Option<PathBuf> {
+        if let Ok(c) = std::fs::canonicalize(p) {
+            return Some(c);
+        }
+        // Not there yet: its folder's real path, and its name.
+        let parent = p.parent().filter(|q| !q.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let base = std::fs::canonicalize(parent).ok().or_else(|| std::path::absolute(parent).ok())?;
+        Some(p.file_name().map_or(base.clone(), |n| base.join(n)))
+    };
+    match (real(path), real(dir)) {
+        (Some(p), Some(d)) => p.starts_with(&d),
+        _ => false,
     }
 }
 

@@ -1,6 +1,6 @@
-//! One input file of an import (`kubectl get ... -o json|yaml`): its
-//! items read one at a time, and a spanned tree for pointing at a value
-//! only when a diagnostic needs one.
+//! One input file of an import (what `kubectl get ... -o json|yaml` or
+//! Slurm's `--json` commands print): its items read one at a time, and a
+//! spanned tree for pointing at a value only when a diagnostic needs one.
 
 use std::cell::OnceCell;
 
@@ -137,7 +137,7 @@ impl<'s> File<'s> {
         self.raw.as_deref().map(|r| (self.raw_key, r))
     }
 
-    pub(super) fn read(src: &'s Source, command: &str) -> Result<File<'s>, Diag> {
+    pub fn read(src: &'s Source, command: &str) -> Result<File<'s>, Diag> {
         if crate::import::is_blank(src.text()) {
             return Err(crate::import::empty_input(src, command));
         }
@@ -187,7 +187,7 @@ impl<'s> File<'s> {
     /// file's `items` (a `List`), or the file itself (one object). A file
     /// of another kind is an error; an item that is not a `kind` is one of
     /// `problems`, and reading stops when they are full.
-    pub(super) fn each<T: for<'de> Deserialize<'de>>(
+    pub fn each<T: for<'de> Deserialize<'de>>(
         &self,
         kind: &str,
         problems: &mut Problems,
@@ -236,7 +236,7 @@ impl<'s> File<'s> {
     /// `T` keeps of it, not a value per field (and `T` can refuse a list
     /// past the API's own limit while it is read). `T` takes numbers where
     /// kubectl prints strings itself (`Text`).
-    pub(super) fn each_direct<T: for<'de> Deserialize<'de> + Kinded>(
+    pub fn each_direct<T: for<'de> Deserialize<'de> + Kinded>(
         &self,
         kind: &str,
         problems: &mut Problems,
@@ -301,7 +301,7 @@ impl<'s> File<'s> {
         }
     }
 
-    pub(super) fn item_path(&self, i: usize) -> Vec<Step<'static>> {
+    pub fn item_path(&self, i: usize) -> Vec<Step<'static>> {
         if self.value.get("items").is_some() { vec![Step::Key("items"), Step::Index(i)] } else { Vec::new() }
     }
 }
