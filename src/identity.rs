@@ -1,6 +1,6 @@
 //! Replica identity: how everything render writes names its replica and
-//! profile, and how imports read that back (SPEC section 11, "Identity";
-//! docs/slurm.md). On Kubernetes, labels and annotations under the
+//! profile, and how imports read that back (docs/slurm.md and
+//! docs/kubernetes.md). On Kubernetes, labels and annotations under the
 //! `llmgw.io/` prefix; on Slurm, the job comment
 //! `llmgw.io/model=<model>,llmgw.io/replica=<r>,llmgw.io/profile=<p>`.
 //! One writer and one parser of that comment, used by render, by the

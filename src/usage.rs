@@ -256,7 +256,7 @@ pub fn after_plan<'a>(
 }
 
 /// Free GPUs per class that no replica the plan left unplaced can use
-/// (SPEC section 22), when the plan says.
+/// (docs/placement.md, "Stranded GPUs"), when the plan says.
 ///
 /// The stranded GPUs per class `place`'s human summary shows: the plan's
 /// own `summary.stranded` (free GPUs no replica left unplaced can use,

@@ -1,6 +1,6 @@
 //! The words for what a plan is made of: models, profiles, nodes, pools,
-//! and the text of every reason a node is refused (the seed's texts,
-//! SPEC 6). Every output that names them asks here: place, explain,
+//! and the text of every reason a node is refused (the texts
+//! docs/placement.md lists under "Reasons"). Every output that names them asks here: place, explain,
 //! nodes, map and capacity.
 
 use crate::catalog::{Catalog, Model, Profile};

@@ -93,8 +93,8 @@ pub struct Summary {
     pub placed: u64,
     #[serde(default)]
     pub unplaced: u64,
-    /// Free GPUs per class that no unplaced replica can use (SPEC section
-    /// 22), in plans that carry it.
+    /// Free GPUs per class that no unplaced replica can use (docs/placement.md,
+    /// "Stranded GPUs"), in plans that carry it.
     #[serde(default)]
     pub stranded: Option<BTreeMap<String, u64>>,
 }

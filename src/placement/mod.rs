@@ -102,7 +102,7 @@ pub enum Reason {
     },
     /// The node reports CPUs and has not one free.
     NoCpus,
-    /// The node reports memory and has none free (SPEC 20, amending 12).
+    /// The node reports memory and has none free (docs/placement.md, "CPUs and memory").
     NoMemory,
     /// Less free memory (whole GiB, rounded down) than the profile's `memory_gb`.
     FreeMemory {
@@ -269,7 +269,7 @@ pub struct Options {
     /// the replicas before it are placed as `place` places them, and
     /// nothing after it is decided.
     pub explain_only: Option<u32>,
-    /// The order of section 5, or the most replicas (docs/placement.md).
+    /// The order (docs/placement.md, "Order"), or the most replicas.
     pub pack: Pack,
     /// Work out the summary's `bound` and `stranded` (a plan made only to
     /// be counted, as `capacity` makes many, goes without).

@@ -30,7 +30,7 @@ pub fn profile_order(profiles: &[Profile]) -> Vec<u32> {
     order
 }
 
-/// The plan of section 5: models in catalog order, each replica the first
+/// The plan in order (docs/placement.md, "Order"): models in catalog order, each replica the first
 /// profile that finds a home; with the index it was made with (fast mode).
 pub(super) fn in_order<'i>(
     catalog: &Catalog,

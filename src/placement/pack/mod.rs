@@ -1,7 +1,7 @@
 //! `--pack most`: the profiles and nodes of every new replica chosen
 //! together, to place the most (docs/placement.md, "Packing the most").
 //!
-//! The order of section 5 decides one replica at a time and never looks
+//! The order (docs/placement.md, "Order") decides one replica at a time and never looks
 //! back, so on a full fleet it strands GPUs: a TP1 model spread one GPU per
 //! node keeps every TP8 replica out, a model that takes the H100s first
 //! leaves a later H100-only model nothing. Here the same rules are a
@@ -9,7 +9,8 @@
 //! profile, on which node (or fabric, for a replica across nodes).
 //!
 //! - Small fleets (the program fits `model::MAX_VARS`) are solved as an
-//!   integer program with microlp, stage by stage for SPEC's tie-breaks:
+//!   integer program with microlp, stage by stage for the tie-breaks of
+//!   docs/placement.md, "Packing the most":
 //!   the most replicas, then per model in catalog order, then the profiles
 //!   tried first, then the default plan's own choices.
 //! - Larger ones are packed greedily in a few orders of the models (the

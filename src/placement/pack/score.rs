@@ -1,4 +1,5 @@
-//! Which of two plans `--pack most` prefers, as SPEC section 22 orders
+//! Which of two plans `--pack most` prefers, as docs/placement.md
+//! ("Packing the most") orders
 //! the tie-breaks: the most replicas; then, model by model in catalog
 //! order, the most of the earlier model; then, model by model, the most on
 //! the profile tried first, then the second...; then the most replicas on

@@ -1,5 +1,5 @@
 //! The program solved with microlp (pure Rust branch and bound), one stage
-//! per tie-break of SPEC section 22. Each stage keeps what the ones before
+//! per tie-break of docs/placement.md, "Packing the most". Each stage keeps what the ones before
 //! it won as a floor, and starts from their answer, so a stage can only
 //! improve on the plan so far. The search is bounded by a count of branch
 //! and bound nodes, never by the clock: two runs give the same plan.
