@@ -198,10 +198,15 @@ impl Fleet<'_> {
         let n = self.node(node);
         let base = self.gpu_base[node as usize] as usize;
         let is_free = |pos: usize| self.gpu_free[base + pos] && self.gpu_class[base + pos] == class;
-        let free: Vec<usize> = (0..n.gpus.len()).filter(|&p| is_free(p)).collect();
         let want = want as usize;
         if want == 1 {
-            return free.first().map(|&p| vec![n.gpus[p].index]).unwrap_or_default();
+            return (0..n.gpus.len()).find(|&p| is_free(p)).map(|p| vec![n.gpus[p].index]).unwrap_or_default();
+        }
+        let mut free: Vec<usize> = Vec::with_capacity(n.gpus.len());
+        for p in 0..n.gpus.len() {
+            if is_free(p) {
+                free.push(p);
+            }
         }
         let mut group: Vec<u32> = Vec::with_capacity(want);
         for &seed in &free {
