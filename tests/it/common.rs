@@ -153,3 +153,37 @@ pub fn peak_rss(args: &[&str]) -> Option<(i32, u64)> {
     let kb: u64 = text.lines().last().and_then(|l| l.trim().parse().ok()).unwrap();
     Some((status.code().unwrap_or(-1), kb * 1024))
 }
+
+/// Sends `sig` (`TERM`, `INT`, `HUP`) to a child at once, with kill(2):
+/// the tests that interrupt a write catch it in a window of a few hundred
+/// milliseconds.
+pub fn signal(child: &std::process::Child, sig: &str) {
+    let sig = match sig {
+        "TERM" => libc::SIGTERM,
+        "INT" => libc::SIGINT,
+        "HUP" => libc::SIGHUP,
+        other => panic!("no signal {other} here"),
+    };
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid fits pid_t");
+    // SAFETY: kill(2) with a pid this test spawned and has not waited on.
+    assert_eq!(unsafe { libc::kill(pid, sig) }, 0, "kill {pid}: {}", std::io::Error::last_os_error());
+}
+
+/// Starts the command with SIGINT, SIGHUP and SIGTERM at their defaults,
+/// whatever the test runner inherited: a shell starts a background job
+/// (`.ci/run &`) with SIGINT ignored and nohup ignores SIGHUP, and llmgw
+/// rightly carries on through a signal ignored when it started. The tests
+/// that interrupt a write mean a signal that was not.
+pub fn default_signals(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec the closure only calls signal(2), which
+    // is async-signal-safe, and allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGHUP, libc::SIGTERM] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        })
+    }
+}

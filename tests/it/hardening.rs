@@ -341,7 +341,7 @@ fn an_interrupted_write_leaves_no_temporary_file() {
     for sig in ["TERM", "INT"] {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("big.toml");
-        let mut child = llmgw()
+        let mut child = crate::common::default_signals(&mut llmgw())
             .args(["inventory", "synth", "dgx-h100:60000", "-o", target.to_str().unwrap()])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -363,7 +363,7 @@ fn an_interrupted_write_leaves_no_temporary_file() {
             std::thread::sleep(Duration::from_millis(2));
         };
         let tmp = tmp.expect("the temporary file was never seen");
-        assert!(Command::new("kill").args([&format!("-{sig}"), &child.id().to_string()]).status().unwrap().success());
+        crate::common::signal(&child, sig);
         let status = child.wait().unwrap();
         assert!(status.code().is_none(), "{sig}: llmgw finished before the signal: {status:?}");
         assert!(!tmp.exists(), "{sig}: {} was left behind", tmp.display());

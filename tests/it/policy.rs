@@ -403,7 +403,7 @@ fn interrupt_a_write(sig: &str, ignore_hup: bool) -> (std::process::ExitStatus, 
     let target = dir.path().join("big.toml");
     let trap = if ignore_hup { "trap '' HUP; " } else { "" };
     let script = format!("{trap}exec \"$0\" inventory synth dgx-h100:60000 -o \"$1\"");
-    let mut child = std::process::Command::new("sh")
+    let mut child = crate::common::default_signals(&mut std::process::Command::new("sh"))
         .args(["-c", &script, env!("CARGO_BIN_EXE_llmgw"), target.to_str().unwrap()])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -421,8 +421,7 @@ fn interrupt_a_write(sig: &str, ignore_hup: bool) -> (std::process::ExitStatus, 
         assert!(start.elapsed() < Duration::from_secs(30) && child.try_wait().unwrap().is_none(), "no temporary file");
         std::thread::sleep(Duration::from_millis(2));
     };
-    let sent = std::process::Command::new("kill").args([&format!("-{sig}"), &child.id().to_string()]).status();
-    assert!(sent.unwrap().success());
+    crate::common::signal(&child, sig);
     let status = child.wait().unwrap();
     (status, tmp.exists(), target.exists())
 }

@@ -278,7 +278,7 @@ fn an_interrupted_render_leaves_no_staging_folder_and_no_half_set() {
     for sig in ["TERM", "INT"] {
         let out_dir = d.join(format!("jobs-{sig}"));
         std::fs::create_dir(&out_dir).unwrap();
-        let mut child = llmgw()
+        let mut child = crate::common::default_signals(&mut llmgw())
             .args(["render", "slurm", plan.to_str().unwrap(), "--catalog", catalog.to_str().unwrap()])
             .args(["-i", fleet.to_str().unwrap(), "-o", out_dir.to_str().unwrap()])
             .stdout(Stdio::null())
@@ -300,13 +300,7 @@ fn an_interrupted_render_leaves_no_staging_folder_and_no_half_set() {
             std::thread::sleep(Duration::from_millis(2));
         };
         assert!(seen, "the staging folder was never seen");
-        assert!(
-            std::process::Command::new("kill")
-                .args([&format!("-{sig}"), &child.id().to_string()])
-                .status()
-                .unwrap()
-                .success()
-        );
+        crate::common::signal(&child, sig);
         let status = child.wait().unwrap();
         assert!(!staging_in(d, &sibling), "{sig}: a staging folder is left beside the folder");
         let left = files(&out_dir);

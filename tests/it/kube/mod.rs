@@ -217,6 +217,25 @@ impl Scope {
         }
     }
 
+    /// The scope's pods once `expected` pods of llmgw's replicas exist and
+    /// every pod is bound or known to be unschedulable, or when `secs`
+    /// pass. Other pods in the scope do not count toward `expected`: a
+    /// Deployment's pod comes a moment after the apply, from the
+    /// controller-manager, and pods already there must not end the wait
+    /// before it does.
+    pub fn settle_replicas(&self, expected: usize, secs: u64) -> Vec<Value> {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let pods = self.pods();
+            let ours = pods.iter().filter(|p| replica_of(p).is_some()).count();
+            let decided = pods.iter().filter(|p| bound(p).is_some() || unschedulable(p).is_some()).count();
+            if (ours >= expected && decided == pods.len()) || Instant::now() > deadline {
+                return pods;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+
     pub fn pods(&self) -> Vec<Value> {
         self.kube.get(&["pods", "-n", &self.ns])["items"].as_array().unwrap().clone()
     }
@@ -354,7 +373,7 @@ pub fn assert_bound_as_planned(scope: &Scope, out_dir: &Path, plan: &Value) -> V
     assert!(applied.status.success(), "the API refused what render wrote: {}", transcript(&applied));
     let want = planned(plan);
     let expected: usize = want.values().map(Vec::len).sum();
-    let pods = scope.settle(expected, 120);
+    let pods = scope.settle_replicas(expected, 120);
     let mut got: std::collections::BTreeMap<(String, u64), Vec<String>> = std::collections::BTreeMap::new();
     for p in &pods {
         let Some(key) = replica_of(p) else { continue };
