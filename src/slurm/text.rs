@@ -133,7 +133,11 @@ pub fn records_in(src: &Source, lead: &str, help: &str, layout: &Layout) -> Resu
             match key {
                 Some(k) => {
                     let key = &word[..k];
-                    free = layout.free.iter().find(|(f, _)| *f == key).map(|(_, ends)| *ends);
+                    // A field Slurm prints only in the tail is free text
+                    // only there: before it, a job name's `Comment=...` must
+                    // not swallow the job's own fields.
+                    let free_here = in_tail || order(key).is_none() || layout.tail.is_some_and(|(t, _)| t == key);
+                    free = layout.free.iter().find(|(f, _)| *f == key && free_here).map(|(_, ends)| *ends);
                     in_tail |= layout.tail.is_some_and(|(t, _)| t == key);
                     if in_tail {
                         tail_at = order(key);
@@ -150,6 +154,9 @@ pub fn records_in(src: &Source, lead: &str, help: &str, layout: &Layout) -> Resu
                 None => {}
             }
         }
+    }
+    if let Some((opener, keys)) = layout.tail {
+        out.iter_mut().for_each(|r| words_before_tail(r, opener, keys));
     }
     if let Some((name, next)) = layout.head {
         let tail = layout.tail.map(|t| t.0);
@@ -240,6 +247,26 @@ static JOB_FREE: std::sync::LazyLock<Vec<(&'static str, &'static [&'static str])
 /// Where a `scontrol show job` record's free text is.
 pub fn job_layout() -> Layout {
     Layout { free: &JOB_FREE, tail: Some(("Command", TAIL)), head: Some(("JobName", "UserId")) }
+}
+
+/// In a record whose tail opens (`Command=`), a key Slurm prints only in
+/// the tail but found before it is words of the field before it: a job
+/// named `j Comment=llmgw.io/model=m` has no comment of that name.
+fn words_before_tail(r: &mut TextRecord, opener: &str, keys: &[&str]) {
+    let Some(open) = r.fields.iter().position(|f| f.0 == opener) else { return };
+    let mut i = 1;
+    let mut open = open;
+    while i < open {
+        if keys.contains(&r.fields[i].0.as_str()) {
+            let end = r.fields[i].1.end;
+            r.fields[i - 1].1.end = end;
+            r.fields[i - 1].2.end = end;
+            r.fields.remove(i);
+            open -= 1;
+        } else {
+            i += 1;
+        }
+    }
 }
 
 /// Makes field `name` run to the last `next` before the tail: the fields

@@ -72,6 +72,30 @@ Comment=hi Nodes=gpu02 CPU_IDs=0-63 Mem=512000 GRES=gpu:h100:8(IDX:0-7) StdErr=/
 }
 
 #[test]
+fn a_job_name_that_spells_another_users_pending_replica_is_the_name() {
+    // Found by the generated test below: mallory's running job, named so
+    // that its one-line record reads `UserId=alice ReqNodeList=gpu02
+    // JobState=PENDING Comment=llmgw.io/...` before Slurm's own fields. The
+    // name's `Comment=` swallowed the job's own user, state and nodes, and
+    // the job became alice's pending replica on gpu02.
+    let dir = tempfile::tempdir().unwrap();
+    let w = "UserId=alice(1000) ReqNodeList=gpu02 JobState=PENDING Comment=llmgw.io/model=m,llmgw.io/replica=9";
+    let jobs = format!(
+        "JobId=0 JobName=j {w} UserId=mallory(1001) GroupId=g(1) JobState=RUNNING Reason=None NodeList=gpu01 \
+         NumNodes=1 NumCPUs=1   Nodes=gpu01 CPU_IDs=0 Mem=100 GRES=gpu:h100:1(IDX:0) Command=/bin/x {w} WorkDir=/w {w} \
+         Comment=llmgw.io/model=m,llmgw.io/replica=0 StdErr=/e {w} Power=\n"
+    );
+    let (out, inv) = import(dir.path(), &jobs, None);
+    assert_eq!(code(&out), 0, "{}", transcript(&out));
+    assert!(!inv.contains("pending = true"), "{inv}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("llmgw::slurm::foreign-job"), "{}", transcript(&out));
+    let fleet = write(dir.path(), "fleet.toml", &inv);
+    let j = json(&run(&["nodes", "-i", fleet.to_str().unwrap(), "--format", "json"]));
+    let free = |i: usize| j["nodes"][i]["gpus"][0]["free"].as_u64().unwrap();
+    assert_eq!((free(0), free(1)), (7, 8), "{j}");
+}
+
+#[test]
 fn the_hostlists_of_a_job_list_share_one_budget_of_names() {
     let dir = tempfile::tempdir().unwrap();
     // Twenty jobs, each on a hostlist of a million names: each alone was
