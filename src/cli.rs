@@ -116,7 +116,7 @@ pub struct PlaceArgs {
     /// In JSON, why each unplaced replica was left out: grouped reasons, the
     /// full per-node list, or none (closest misses are always given)
     #[arg(long, value_enum, default_value_t, value_name = "FORM")]
-    pub rejections: crate::report::place::Rejections,
+    pub rejections: crate::plan::write::Rejections,
     /// How new replicas' profiles and nodes are chosen: `order` (the
     /// catalog's order, one at a time) or `most` (together, to place the most)
     #[arg(long, value_enum, default_value_t, value_name = "MODE")]

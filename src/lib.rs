@@ -27,6 +27,7 @@ pub mod images;
 pub mod import;
 pub mod input;
 pub mod inventory;
+pub mod json;
 pub mod kinds;
 pub mod kubernetes;
 pub mod launch;

@@ -47,12 +47,12 @@ pub fn run(a: &cli::PlaceArgs) -> Outcome {
     let stranded = crate::usage::stranded(&plan);
     let class_lines = crate::usage::after_plan_lines(&classes, stranded.as_ref()).join("\n");
     match format {
-        PlaceFormat::Json => report::place::json(&mut out, &names, &plan, a.rejections, Some(&inputs))?,
+        PlaceFormat::Json => crate::plan::write::json(&mut out, &names, &plan, a.rejections, Some(&inputs))?,
         PlaceFormat::Html => {
             // Drawn from the plan as `place --format json` writes it and
             // `map` reads it: one path from a plan to its map.
             let mut json = Vec::new();
-            report::place::json(&mut json, &names, &plan, report::place::Rejections::Grouped, Some(&inputs))?;
+            crate::plan::write::json(&mut json, &names, &plan, crate::plan::write::Rejections::Grouped, Some(&inputs))?;
             let src = crate::diag::source("plan.json", String::from_utf8_lossy(&json).into_owned());
             let title = format!("plan of {}", a.catalog.display());
             out.write_all(super::map::page(&src, &inv, &title)?.as_bytes())?;

@@ -12,9 +12,9 @@ use crate::placement::{Attempt, Decision, Plan, PoolTally, Reason};
 /// nearest nodes of the profiles that failed, with what this plan put on
 /// them before it ("taken in this plan"), as `place` says of an unplaced
 /// replica.
-fn fallbacks<'a>(names: &Names<'a>, plan: &Plan, model: u32) -> HashMap<u32, Vec<super::reasons::Closest<'a>>> {
+fn fallbacks<'a>(names: &Names<'a>, plan: &Plan, model: u32) -> HashMap<u32, Vec<crate::plan::reasons::Closest<'a>>> {
     let mut out = HashMap::new();
-    super::reasons::walk(names, &plan.decisions, |d, so_far| {
+    crate::plan::reasons::walk(names, &plan.decisions, |d, so_far| {
         let Decision::Placed(p) = d else { return };
         if p.model != model {
             return;
@@ -24,7 +24,7 @@ fn fallbacks<'a>(names: &Names<'a>, plan: &Plan, model: u32) -> HashMap<u32, Vec
         if failed.is_empty() {
             return;
         }
-        let closest = super::reasons::closest_of(names, model, &a.rejections.to_vec(), &failed, so_far);
+        let closest = crate::plan::reasons::closest_of(names, model, &a.rejections.to_vec(), &failed, so_far);
         if closest.iter().any(|c| !c.nearest.is_empty()) {
             out.insert(p.replica, closest);
         }

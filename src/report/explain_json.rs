@@ -39,7 +39,7 @@ pub fn write<W: Write>(out: W, names: &Names<'_>, model: u32, attempts: &[&Attem
         write!(w, ",\n{}\"rejections\": ", indent(3))?;
         rejections(&mut w, names, model, &a.rejections)?;
         write!(w, ",\n{}\"reasons\": ", indent(3))?;
-        super::write_json_at(&mut w, &super::reasons::grouped_of(names, model, &a.rejections), 3)?;
+        super::write_json_at(&mut w, &crate::plan::reasons::grouped_of(names, model, &a.rejections), 3)?;
         write!(w, "\n{}}}", indent(2))?;
     }
     if !attempts.is_empty() {
@@ -106,7 +106,7 @@ mod tests {
                 v.insert("placement".into(), serde_json::to_value(p).unwrap());
                 let rej: Vec<_> = a.rejections.iter().map(|r| names.rejection_json(model, &r)).collect();
                 v.insert("rejections".into(), serde_json::to_value(rej).unwrap());
-                let reasons = crate::report::reasons::grouped(names, model, &a.rejections.to_vec());
+                let reasons = crate::plan::reasons::grouped(names, model, &a.rejections.to_vec());
                 v.insert("reasons".into(), serde_json::to_value(reasons).unwrap());
                 serde_json::Value::Object(v)
             })

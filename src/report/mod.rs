@@ -1,8 +1,7 @@
 //! Turning decisions into what people and programs read: one renderer per
 //! output, all deterministic, none of them deciding anything.
 
-mod json;
-pub use json::*;
+pub use crate::json::{write_json, write_json_at};
 
 pub mod capacity;
 pub mod diagnostics;
@@ -13,111 +12,14 @@ mod explain_json;
 pub mod lint;
 pub mod nodes;
 pub mod place;
-pub mod reasons;
-
-use std::io::Write as _;
 
 use comfy_table::{ContentArrangement, Table};
-use serde::ser::{Serialize, SerializeSeq, Serializer};
 
-use crate::placement::{Placement, Pool, Rejection};
-use crate::share::ShareJson;
+use crate::placement::Placement;
 use crate::units::cpus_text;
 use crate::wording::Names;
 
-/// A JSON array written straight from an iterator, so a plan with ten
-/// thousand placements is never built up as one big value first.
-pub struct SeqOf<I>(pub std::cell::RefCell<Option<I>>);
-
-impl<I> SeqOf<I> {
-    pub fn new(iter: I) -> Self {
-        SeqOf(std::cell::RefCell::new(Some(iter)))
-    }
-}
-
-impl<I, T> Serialize for SeqOf<I>
-where
-    I: Iterator<Item = T>,
-    T: Serialize,
-{
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let iter = self.0.borrow_mut().take();
-        let mut seq = s.serialize_seq(None)?;
-        for item in iter.into_iter().flatten() {
-            seq.serialize_element(&item)?;
-        }
-        seq.end()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn binary_sizes_say_gib_or_mib_and_never_round_up() {
-        let mib = |m: u64| super::binary_size(m << 20);
-        assert_eq!(mib(246_385), "240 GiB");
-        assert_eq!(mib(2000), "1.9 GiB");
-        assert_eq!(mib(1024), "1.0 GiB");
-        assert_eq!(mib(10_239), "9.9 GiB");
-        assert_eq!(mib(10_240), "10 GiB");
-        assert_eq!(mib(512), "512 MiB");
-        assert_eq!(mib(0), "0 MiB");
-        assert_eq!(super::binary_size(u64::MAX / 2), format!("{} GiB", (u64::MAX / 2) >> 30));
-    }
-}
-
-#[derive(serde::Serialize)]
-pub struct PlacementJson<'a> {
-    pub model: &'a str,
-    pub replica: u32,
-    pub profile: &'a str,
-    pub engine: &'a str,
-    pub pool: String,
-    pub fabric: Option<&'a str>,
-    pub nodes: Vec<ShareJson<'a>>,
-}
-
-#[derive(serde::Serialize)]
-pub struct RejectionJson<'a> {
-    pub profile: &'a str,
-    pub pool: String,
-    pub node: &'a str,
-    pub reason: String,
-}
-
-impl<'a> Names<'a> {
-    pub fn placement_json(&self, p: &'a Placement) -> PlacementJson<'a> {
-        let prof = self.profile(p.model, p.profile);
-        PlacementJson {
-            model: &self.model(p.model).name,
-            replica: p.replica,
-            profile: &prof.name,
-            engine: prof.engine.name,
-            pool: self.pool(p.fabric.map_or(Pool::Single, Pool::Fabric), prof),
-            fabric: p.fabric.map(|f| self.fabric(f)),
-            nodes: p
-                .nodes
-                .iter()
-                .enumerate()
-                .map(|(rank, a)| ShareJson {
-                    rank: Some(rank as u32),
-                    hcas: Some(self.hcas(p, a.node)),
-                    ..ShareJson::of(self.node(a.node), &a.gpus, &a.mig_devices, a.cpus_millis, a.memory_mb)
-                })
-                .collect(),
-        }
-    }
-
-    pub fn rejection_json(&self, model: u32, r: &Rejection) -> RejectionJson<'a> {
-        let prof = self.profile(model, r.profile);
-        RejectionJson {
-            profile: &prof.name,
-            pool: self.pool(r.pool, prof),
-            node: r.node.map_or("", |n| self.node(n)),
-            reason: self.reason(r.reason, prof),
-        }
-    }
-
+impl Names<'_> {
     /// "gpu-a01 [0,1,2,3]", one line per rank.
     pub fn nodes_cell(&self, p: &Placement) -> String {
         p.nodes
@@ -177,4 +79,20 @@ pub fn table(header: &[&str]) -> Table {
         None => t.set_content_arrangement(ContentArrangement::Disabled),
     };
     t
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn binary_sizes_say_gib_or_mib_and_never_round_up() {
+        let mib = |m: u64| super::binary_size(m << 20);
+        assert_eq!(mib(246_385), "240 GiB");
+        assert_eq!(mib(2000), "1.9 GiB");
+        assert_eq!(mib(1024), "1.0 GiB");
+        assert_eq!(mib(10_239), "9.9 GiB");
+        assert_eq!(mib(10_240), "10 GiB");
+        assert_eq!(mib(512), "512 MiB");
+        assert_eq!(mib(0), "0 MiB");
+        assert_eq!(super::binary_size(u64::MAX / 2), format!("{} GiB", (u64::MAX / 2) >> 30));
+    }
 }

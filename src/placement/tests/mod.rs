@@ -31,7 +31,7 @@ fn place_json(cat: &Catalog, inv: &Inventory, mode: Mode) -> String {
     let fleet = super::Fleet::new(inv);
     let names = Names::new(cat, &fleet);
     let mut out = Vec::new();
-    crate::report::place::json(&mut out, &names, &p, crate::report::place::Rejections::Full, None).unwrap();
+    crate::plan::write::json(&mut out, &names, &p, crate::plan::write::Rejections::Full, None).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -212,7 +212,7 @@ fn grouped_counts_add_up(cat: &Catalog, inv: &Inventory, p: &super::Plan) -> Res
             *full.entry((r.profile, names.pool(r.pool, prof))).or_default() += 1;
         }
         let mut grouped: BTreeMap<(u32, String), usize> = BTreeMap::new();
-        for g in crate::report::reasons::grouped(&names, *model, &why.rejections) {
+        for g in crate::plan::reasons::grouped(&names, *model, &why.rejections) {
             let pi = cat.models[*model as usize].profiles.iter().position(|q| q.name == g.profile).unwrap() as u32;
             prop_assert!(g.nodes.len() == g.count || (g.nodes.is_empty() && g.count == 1));
             *grouped.entry((pi, g.pool)).or_default() += g.count;
@@ -308,17 +308,17 @@ fn runs_expand_to_the_full_form(cat: &Catalog, inv: &Inventory) -> Result<(), Te
     let names = Names::new(cat, &fleet);
     let doc = |form| {
         let mut out = Vec::new();
-        crate::report::place::json(&mut out, &names, &p, form, None).unwrap();
+        crate::plan::write::json(&mut out, &names, &p, form, None).unwrap();
         serde_json::from_slice::<serde_json::Value>(&out).unwrap()
     };
-    let full = doc(crate::report::place::Rejections::Full);
+    let full = doc(crate::plan::write::Rejections::Full);
     let per_replica: Vec<_> = full["unplaced"]
         .as_array()
         .unwrap()
         .iter()
         .map(|u| (u["model"].clone(), u["replica"].clone(), u["closest"].clone()))
         .collect();
-    for form in [crate::report::place::Rejections::Grouped, crate::report::place::Rejections::None] {
+    for form in [crate::plan::write::Rejections::Grouped, crate::plan::write::Rejections::None] {
         let v = doc(form);
         let entries = v["unplaced"].as_array().unwrap();
         let mut expanded = Vec::new();

@@ -56,7 +56,7 @@ fn json(cat: &Catalog, inv: &Inventory, p: &Plan) -> String {
     let fleet = crate::placement::Fleet::new(inv);
     let names = crate::wording::Names::new(cat, &fleet);
     let mut out = Vec::new();
-    crate::report::place::json(&mut out, &names, p, crate::report::place::Rejections::Full, None).unwrap();
+    crate::plan::write::json(&mut out, &names, p, crate::plan::write::Rejections::Full, None).unwrap();
     String::from_utf8(out).unwrap()
 }
 
