@@ -206,30 +206,26 @@ impl Scope {
     /// The scope's pods once each of `expected` pods is bound or known to be
     /// unschedulable, or when `secs` pass.
     pub fn settle(&self, expected: usize, secs: u64) -> Vec<Value> {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let pods = self.pods();
-            let decided = pods.iter().filter(|p| bound(p).is_some() || unschedulable(p).is_some()).count();
-            if (pods.len() >= expected && decided == pods.len()) || Instant::now() > deadline {
-                return pods;
-            }
-            std::thread::sleep(Duration::from_millis(300));
-        }
+        self.settle_counting(expected, secs, |_| true)
     }
 
-    /// The scope's pods once `expected` pods of llmgw's replicas exist and
-    /// every pod is bound or known to be unschedulable, or when `secs`
-    /// pass. Other pods in the scope do not count toward `expected`: a
-    /// Deployment's pod comes a moment after the apply, from the
-    /// controller-manager, and pods already there must not end the wait
-    /// before it does.
+    /// `settle`, counting toward `expected` only the pods of llmgw's
+    /// replicas: a Deployment's pod comes a moment after the apply, from
+    /// the controller-manager, and pods already in the scope must not end
+    /// the wait before it does.
     pub fn settle_replicas(&self, expected: usize, secs: u64) -> Vec<Value> {
+        self.settle_counting(expected, secs, |p| replica_of(p).is_some())
+    }
+
+    /// The scope's pods once `expected` of them pass `counts` and every pod
+    /// is bound or known to be unschedulable, or when `secs` pass.
+    fn settle_counting(&self, expected: usize, secs: u64, counts: impl Fn(&Value) -> bool) -> Vec<Value> {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             let pods = self.pods();
-            let ours = pods.iter().filter(|p| replica_of(p).is_some()).count();
+            let counted = pods.iter().filter(|p| counts(p)).count();
             let decided = pods.iter().filter(|p| bound(p).is_some() || unschedulable(p).is_some()).count();
-            if (ours >= expected && decided == pods.len()) || Instant::now() > deadline {
+            if (counted >= expected && decided == pods.len()) || Instant::now() > deadline {
                 return pods;
             }
             std::thread::sleep(Duration::from_millis(300));
