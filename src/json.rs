@@ -121,7 +121,7 @@ mod pretty {
             }
             for value in [deep, json!([]), json!({}), json!("s"), json!(1.5), json!([[[]]])] {
                 let mut ours = Vec::new();
-                super::super::write_json(&mut ours, &value).unwrap();
+                crate::json::write_json(&mut ours, &value).unwrap();
                 let theirs = serde_json::to_string_pretty(&value).unwrap() + "\n";
                 assert_eq!(String::from_utf8(ours).unwrap(), theirs);
             }

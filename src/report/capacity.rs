@@ -19,8 +19,8 @@ pub struct ShapeAnswer {
 
 pub fn json<W: std::io::Write>(out: W, answers: &[ShapeAnswer]) -> std::io::Result<()> {
     match answers {
-        [one] => super::write_json(out, one),
-        many => super::write_json(out, &many),
+        [one] => crate::json::write_json(out, one),
+        many => crate::json::write_json(out, &many),
     }
 }
 

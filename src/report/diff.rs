@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use crate::diff::{Diff, Moved, Where};
 
 pub fn json<W: std::io::Write>(out: W, d: &Diff) -> std::io::Result<()> {
-    super::write_json(out, d)
+    crate::json::write_json(out, d)
 }
 
 /// "gpu-a01 gpus 0,1,2,3", one line per rank; with `requests`, what the

@@ -9,7 +9,7 @@ pub fn json<W: std::io::Write>(out: W, checks: &[Check]) -> std::io::Result<()> 
     struct Doc<'a> {
         engines: &'a [Check],
     }
-    super::write_json(out, &Doc { engines: checks })
+    crate::json::write_json(out, &Doc { engines: checks })
 }
 
 pub fn human(checks: &[Check]) -> String {

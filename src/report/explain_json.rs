@@ -35,11 +35,11 @@ pub fn write<W: Write>(out: W, names: &Names<'_>, model: u32, attempts: &[&Attem
             write!(w, ",\n{}\"through\": {}", indent(3), a.through)?;
         }
         write!(w, ",\n{}\"placement\": ", indent(3))?;
-        super::write_json_at(&mut w, &a.placement.as_ref().map(|p| names.placement_json(p)), 3)?;
+        crate::json::write_json_at(&mut w, &a.placement.as_ref().map(|p| names.placement_json(p)), 3)?;
         write!(w, ",\n{}\"rejections\": ", indent(3))?;
         rejections(&mut w, names, model, &a.rejections)?;
         write!(w, ",\n{}\"reasons\": ", indent(3))?;
-        super::write_json_at(&mut w, &crate::plan::reasons::grouped_of(names, model, &a.rejections), 3)?;
+        crate::json::write_json_at(&mut w, &crate::plan::reasons::grouped_of(names, model, &a.rejections), 3)?;
         write!(w, "\n{}}}", indent(2))?;
     }
     if !attempts.is_empty() {
@@ -113,7 +113,7 @@ mod tests {
             .collect();
         let doc = serde_json::json!({"model": names.model(model).name, "replicas": replicas});
         let mut out = Vec::new();
-        crate::report::write_json(&mut out, &doc).unwrap();
+        crate::json::write_json(&mut out, &doc).unwrap();
         String::from_utf8(out).unwrap()
     }
 

@@ -70,7 +70,7 @@ pub fn json<W: std::io::Write>(out: W, diags: &[Diag]) -> std::io::Result<()> {
         errors: diags.iter().filter(|d| d.is_error()).count(),
         warnings: diags.iter().filter(|d| !d.is_error()).count(),
     };
-    super::write_json(out, &doc)
+    crate::json::write_json(out, &doc)
 }
 
 /// GitHub workflow commands: `::error file=F,line=L,col=C::message`.

@@ -175,7 +175,7 @@ fn classes<'a>(fleet: &'a Fleet<'a>, selector: &[(String, String)]) -> Vec<Class
 }
 
 pub fn json<W: std::io::Write>(out: W, fleet: &Fleet<'_>, settings: &Settings<'_>) -> std::io::Result<()> {
-    super::write_json(
+    crate::json::write_json(
         out,
         &NodesDoc { nodes: rows(fleet, settings.selector), classes: classes(fleet, settings.selector) },
     )
