@@ -1,7 +1,6 @@
 //! Turning decisions into what people and programs read: one renderer per
 //! output, all deterministic, none of them deciding anything.
 
-
 pub mod capacity;
 pub mod diagnostics;
 pub mod diff;
